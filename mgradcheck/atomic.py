@@ -1,0 +1,48 @@
+"""Write files so that a reader sees the old content or the new, never half of either."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+
+
+class WriteError(Exception):
+    """A report could not be written; the previous file, if any, is untouched."""
+
+
+def write_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file in the same directory."""
+    path = Path(path)
+    data = text.encode("utf-8")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+    except OSError as exc:
+        raise WriteError(f"cannot write {path}: {exc.strerror or exc}") from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise WriteError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def check_writable(path: Path) -> None:
+    """Fail now, before a long run, if ``path`` could not be written later."""
+    path = Path(path)
+    parent = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise WriteError(f"cannot write {path}: it is a directory")
+    if not parent.is_dir():
+        raise WriteError(f"cannot write {path}: directory {parent} does not exist")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".probe", dir=parent)
+    except OSError as exc:
+        raise WriteError(f"cannot write {path}: {exc.strerror or exc}") from None
+    os.close(fd)
+    os.unlink(tmp)

@@ -1,0 +1,1 @@
+"""Code that runs inside the child interpreter: standard library, NumPy and MLX only."""

@@ -1,0 +1,132 @@
+"""Check helpers available to corpus entry code.
+
+A failed check raises :class:`CheckFailed`, an ``AssertionError``: the runner
+reads that as "the bug reproduced" (outcome ``fail``). Any other exception is an
+``error``. Messages always carry the observed and the expected value so that a
+report line says what went wrong without rerunning anything.
+
+Standard library and NumPy only; MLX arrays are converted through NumPy.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+__all__ = [
+    "CheckFailed",
+    "assert_close",
+    "assert_dtype",
+    "assert_shape",
+    "assert_true",
+    "fd_grad",
+    "fd_jvp",
+    "to_numpy",
+]
+
+
+class CheckFailed(AssertionError):
+    """A reproducer's oracle disagreed with MLX: the bug is present."""
+
+
+def to_numpy(x: Any) -> np.ndarray:
+    """Return ``x`` (MLX array, NumPy array or number) as a float64-capable NumPy array."""
+    if isinstance(x, np.ndarray):
+        return x
+    module = type(x).__module__ or ""
+    if module.startswith("mlx"):
+        # bfloat16 has no NumPy dtype; widen it before converting.
+        dtype_name = str(getattr(x, "dtype", ""))
+        if "bfloat16" in dtype_name:
+            import mlx.core as mx
+
+            x = x.astype(mx.float32)
+        return np.array(x)
+    return np.asarray(x)
+
+
+def _fmt(a: np.ndarray) -> str:
+    with np.printoptions(precision=6, suppress=False, threshold=12, edgeitems=3):
+        return np.array2string(a, separator=", ") if a.ndim else repr(a.item())
+
+
+def assert_close(
+    observed: Any,
+    expected: Any,
+    *,
+    rtol: float = 1e-5,
+    atol: float = 1e-6,
+    what: str = "value",
+) -> None:
+    """Fail unless ``observed`` matches ``expected`` elementwise within tolerance.
+
+    Shapes must broadcast to the same result; NaN only matches NaN.
+    """
+    obs = to_numpy(observed).astype(np.float64)
+    exp = to_numpy(expected).astype(np.float64)
+    if obs.shape != exp.shape:
+        raise CheckFailed(f"{what}: shape {obs.shape} observed, {exp.shape} expected")
+    ok = np.isclose(obs, exp, rtol=rtol, atol=atol, equal_nan=True)
+    if not bool(np.all(ok)):
+        bad = int(np.size(ok) - np.count_nonzero(ok))
+        where = ""
+        if obs.ndim:
+            first = tuple(int(i) for i in np.argwhere(~ok)[0])
+            where = f" ({bad}/{ok.size} differ, first at {first})"
+        raise CheckFailed(f"{what}: observed {_fmt(obs)}, expected {_fmt(exp)}{where}")
+
+
+def assert_dtype(x: Any, dtype: Any, *, what: str = "value") -> None:
+    """Fail unless the array ``x`` has dtype ``dtype`` (an MLX or NumPy dtype)."""
+    actual = getattr(x, "dtype", type(x))
+    if actual != dtype:
+        raise CheckFailed(f"{what}: dtype {actual} observed, {dtype} expected")
+
+
+def assert_shape(x: Any, shape: Sequence[int], *, what: str = "value") -> None:
+    """Fail unless ``x`` has exactly ``shape``."""
+    actual = tuple(getattr(x, "shape", np.shape(x)))
+    if actual != tuple(shape):
+        raise CheckFailed(f"{what}: shape {actual} observed, {tuple(shape)} expected")
+
+
+def assert_true(condition: Any, message: str) -> None:
+    """Fail with ``message`` unless ``condition`` holds."""
+    if not bool(condition):
+        raise CheckFailed(message)
+
+
+def fd_grad(
+    f: Callable[[np.ndarray], Any], x: Any, *, eps: float = 1e-6
+) -> np.ndarray:
+    """Central finite-difference gradient of a scalar function, in float64.
+
+    ``f`` takes and returns NumPy values (or anything :func:`to_numpy` reads).
+    """
+    x0 = to_numpy(x).astype(np.float64)
+    grad = np.zeros_like(x0)
+    flat = grad.reshape(-1)
+    for i in range(x0.size):
+        step = np.zeros_like(x0).reshape(-1)
+        step[i] = eps
+        step = step.reshape(x0.shape)
+        hi = float(to_numpy(f(x0 + step)).sum())
+        lo = float(to_numpy(f(x0 - step)).sum())
+        flat[i] = (hi - lo) / (2 * eps)
+    return grad
+
+
+def fd_jvp(
+    f: Callable[..., Any],
+    primals: Sequence[Any],
+    tangents: Sequence[Any],
+    *,
+    eps: float = 1e-6,
+) -> np.ndarray:
+    """Central finite-difference directional derivative ``J(primals) @ tangents``, in float64."""
+    xs = [to_numpy(p).astype(np.float64) for p in primals]
+    ts = [to_numpy(t).astype(np.float64) for t in tangents]
+    hi = to_numpy(f(*[x + eps * t for x, t in zip(xs, ts)])).astype(np.float64)
+    lo = to_numpy(f(*[x - eps * t for x, t in zip(xs, ts)])).astype(np.float64)
+    return (hi - lo) / (2 * eps)

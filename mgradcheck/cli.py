@@ -1,0 +1,177 @@
+"""The ``mgradcheck`` command line: thin Click commands over the stage functions.
+
+Imports are kept lazy so that ``mgradcheck --help`` and ``mgradcheck list``
+start without loading MLX, NumPy or Rich tables.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from functools import wraps
+from pathlib import Path
+from typing import Any, NoReturn, TypeVar
+
+import click
+
+from mgradcheck import __version__
+from mgradcheck.exitcodes import ExitCode
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+CORPUS_OPTION = click.option(
+    "--corpus",
+    "corpus_paths",
+    multiple=True,
+    type=click.Path(path_type=Path),
+    help="Corpus file or directory (repeatable). Default: the bundled corpus.",
+)
+
+
+def fail(message: str, code: int = ExitCode.USAGE) -> NoReturn:
+    click.echo(f"mgradcheck: error: {message}", err=True)
+    sys.exit(code)
+
+
+def user_errors(func: F) -> F:
+    """Print bad input as plain lines and exit 2; never a traceback."""
+
+    @wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from mgradcheck.atomic import WriteError
+        from mgradcheck.loader import CorpusError
+        from mgradcheck.pipeline import UsageError
+
+        try:
+            return func(*args, **kwargs)
+        except CorpusError as exc:
+            for problem in exc.problems:
+                click.echo(f"mgradcheck: error: {problem}", err=True)
+            sys.exit(ExitCode.USAGE)
+        except (UsageError, WriteError) as exc:
+            fail(str(exc))
+
+    return wrapper  # type: ignore[return-value]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="mgradcheck")
+def cli() -> None:
+    """Run the corpus of known MLX autodiff and mx.compile bugs, each in its own process.
+
+    \b
+    Exit status: 0 every verdict as expected, 1 an unexpected verdict,
+    2 bad usage or corpus, 130 interrupted (143 on SIGTERM).
+    """
+
+
+@cli.command()
+@click.argument("ids", nargs=-1)
+@CORPUS_OPTION
+@click.option("--tag", "tags", multiple=True, help="Only entries with this tag (repeatable: all must match).")
+@click.option("-j", "--jobs", type=click.IntRange(1, 512), default=1, show_default=True, help="Entries run at once.")
+@click.option("--timeout", type=click.FloatRange(0.1, 86400), help="Seconds per run, overriding each entry's own.")
+@click.option("--repeat", type=click.IntRange(1, 10_000), help="Runs per entry, overriding each entry's own.")
+@click.option(
+    "--python",
+    "python",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Run the children under this interpreter (another environment's MLX).",
+)
+@click.option("--max-memory", type=click.IntRange(1), help="Address-space limit per child, in MiB.")
+@click.option("--json", "json_path", type=click.Path(path_type=Path), help="Write the JSON report here.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress display (the table and summary still print).")
+@user_errors
+def run(
+    ids: Sequence[str],
+    corpus_paths: Sequence[Path],
+    tags: Sequence[str],
+    jobs: int,
+    timeout: float | None,
+    repeat: int | None,
+    python: Path | None,
+    max_memory: int | None,
+    json_path: Path | None,
+    quiet: bool,
+) -> None:
+    """Run corpus entries (all, or those named by IDS) and judge each against its expectation."""
+    from rich.console import Console
+
+    from mgradcheck import display, pipeline
+    from mgradcheck.reports import json_report, table
+    from mgradcheck.runner import RunOptions, signals_interrupt
+
+    entries = pipeline.select(pipeline.load_corpus(corpus_paths), ids, tags)
+    outputs = pipeline.Outputs(json=json_path)
+    outputs.check()
+    interpreter = str(python) if python else sys.executable
+    options = RunOptions(
+        jobs=jobs,
+        timeout=timeout,
+        repeat=repeat,
+        memory_limit=max_memory * 1024 * 1024 if max_memory else None,
+    )
+    with signals_interrupt():
+        try:
+            command, env = pipeline.prepare(interpreter)
+        except KeyboardInterrupt:
+            sys.exit(ExitCode.INTERRUPTED)
+        report, interrupted = pipeline.execute(entries, command, env, options, display.choose(quiet))
+    from mgradcheck.paths import last_report
+
+    json_report.write(report, last_report())
+    if json_path is not None:
+        json_report.write(report, json_path)
+    table.render(report, Console(highlight=False))
+    if interrupted is not None:
+        click.echo(f"mgradcheck: interrupted by {interrupted}; the report holds what finished", err=True)
+    sys.exit(pipeline.exit_code(report, interrupted))
+
+
+@cli.command(name="list")
+@CORPUS_OPTION
+@click.option("--tag", "tags", multiple=True, help="Only entries with this tag.")
+@user_errors
+def list_(corpus_paths: Sequence[Path], tags: Sequence[str]) -> None:
+    """List the corpus entries: id, expected signature, fix release, title."""
+    from mgradcheck import pipeline
+
+    entries = pipeline.load_corpus(corpus_paths)
+    for e in entries:
+        if not all(t in e.tags for t in tags):
+            continue
+        fixed = sorted({str(v) for v in e.bug.fixed_in.values() if v is not None})
+        status = "fixed in " + "/".join(fixed) if fixed else ("open" if e.bug.affects else "guard")
+        click.echo(f"{e.id:<32} {status:<16} {e.title}")
+
+
+@cli.command()
+@click.argument("entry_id")
+@CORPUS_OPTION
+@user_errors
+def show(entry_id: str, corpus_paths: Sequence[Path]) -> None:
+    """Explain one entry: the bug, its links, its code, its last known status."""
+    from mgradcheck import pipeline
+    from mgradcheck.show import render
+
+    (entry,) = pipeline.select(pipeline.load_corpus(corpus_paths), [entry_id])
+    click.echo(render(entry))
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@user_errors
+def validate(paths: Sequence[Path]) -> None:
+    """Check corpus files (default: the bundled corpus) without running anything."""
+    from mgradcheck import pipeline
+
+    entries = pipeline.load_corpus(paths)
+    click.echo(f"{len(entries)} entries valid")
+
+
+def main() -> None:
+    cli(prog_name="mgradcheck")
+
+
+if __name__ == "__main__":
+    main()

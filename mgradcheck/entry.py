@@ -1,0 +1,114 @@
+"""A corpus entry, as validated, and what it expects of a given MLX release."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
+
+from mgradcheck.outcomes import Outcome
+
+BACKENDS = ("cpu", "metal", "cuda")
+
+
+@dataclass(frozen=True)
+class Upstream:
+    report: str
+    fix: str | None = None
+    related: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Bug:
+    """What the bug looks like when present, and on which releases it lives."""
+
+    outcomes: tuple[Outcome, ...]
+    match: str | None = None
+    affects: tuple[str, ...] = BACKENDS
+    fixed_in: Mapping[str, Version | None] = field(default_factory=dict)
+    introduced_in: Mapping[str, Version | None] = field(default_factory=dict)
+    reported_on: tuple[str, ...] = ()
+
+    def signature_label(self) -> str:
+        text = " or ".join(o.label for o in self.outcomes)
+        return f"{text} matching /{self.match}/" if self.match else text
+
+    def expected(self, mlx: Version, backend: str) -> bool:
+        """Whether the bug should reproduce on this release and backend."""
+        if backend not in self.affects:
+            return False
+        start = self.introduced_in.get(backend)
+        end = self.fixed_in.get(backend)
+        release = Version(mlx.base_version)  # a dev build of 0.32.0 counts as 0.32.0
+        if start is not None and release < start:
+            return False
+        return end is None or release < end
+
+
+@dataclass(frozen=True)
+class Requirements:
+    backends: tuple[str, ...] | None = None
+    mlx: SpecifierSet | None = None
+    float64: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "backends": list(self.backends) if self.backends is not None else None,
+            "mlx": str(self.mlx) if self.mlx is not None else None,
+            "float64": self.float64,
+        }
+
+
+@dataclass(frozen=True)
+class Evidence:
+    mlx: str
+    backend: str
+    outcome: str
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Entry:
+    id: str
+    title: str
+    summary: str
+    upstream: Upstream
+    bug: Bug
+    path: str
+    line: int
+    origin: str | None = None
+    tags: tuple[str, ...] = ()
+    requires: Requirements = Requirements()
+    timeout: float = 60.0
+    repeat: int = 1
+    code: str | None = None
+    code_line: int = 1
+    gradcheck: Mapping[str, Any] | None = None
+    evidence: tuple[Evidence, ...] = ()
+    notes: str = ""
+
+    def child_spec(self) -> dict[str, Any]:
+        """What the child needs to run this entry: plain JSON, no mgradcheck types."""
+        return {
+            "id": self.id,
+            "path": self.path,
+            "code": self.code,
+            "code_line": self.code_line,
+            "gradcheck": dict(self.gradcheck) if self.gradcheck is not None else None,
+            "requires": self.requires.to_json(),
+        }
+
+    @property
+    def content_hash(self) -> str:
+        """A hash of everything that changes what a run of this entry observes."""
+        spec = self.child_spec()
+        del spec["path"], spec["code_line"]
+        spec["timeout"] = self.timeout
+        spec["repeat"] = self.repeat
+        blob = json.dumps(spec, sort_keys=True).encode()
+        return hashlib.sha256(blob).hexdigest()[:16]

@@ -1,0 +1,99 @@
+"""What a child did, recorded from outside it. Round-trips through JSON."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+from mgradcheck.outcomes import Outcome
+
+
+@dataclass(frozen=True)
+class Environment:
+    """Where a run happened: the interpreter, its MLX, backend and device."""
+
+    mlx: str | None
+    backend: str | None
+    device: str | None
+    python: str
+    platform: str
+    float64: bool = False
+    interpreter: str = ""
+    mgradcheck: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Environment:
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+    @property
+    def label(self) -> str:
+        return f"mlx {self.mlx or '?'} {self.backend or '?'} py{self.python}"
+
+
+@dataclass(frozen=True)
+class Observation:
+    """One run of one entry's reproducer."""
+
+    outcome: Outcome
+    duration: float
+    exit_status: int | None = None
+    signal: str | None = None
+    exc_type: str | None = None
+    message: str = ""
+    traceback: str = ""
+    stdout: str = ""
+    stderr: str = ""
+    result_written: bool = False
+    harness_error: bool = False
+
+    @property
+    def reason(self) -> str:
+        """One short line saying why this run ended as it did."""
+        if self.outcome is Outcome.CRASH:
+            return self.signal or f"exit status {self.exit_status}"
+        if self.outcome is Outcome.TIMEOUT:
+            return self.message or "timed out"
+        text = self.message.strip().splitlines()[0] if self.message.strip() else ""
+        if self.exc_type and self.outcome is Outcome.ERROR:
+            text = f"{self.exc_type}: {text}" if text else self.exc_type
+        return text
+
+    @property
+    def evidence_text(self) -> str:
+        """Everything a bug's ``match`` regex is searched in."""
+        return "\n".join((self.exc_type or "", self.message, self.traceback, self.stderr))
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["outcome"] = self.outcome.label
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Observation:
+        known = {f.name for f in fields(cls)}
+        values = {k: v for k, v in data.items() if k in known}
+        values["outcome"] = Outcome.from_label(data["outcome"])
+        return cls(**values)
+
+
+def not_run() -> Observation:
+    return Observation(Outcome.NOT_RUN, 0.0, message="not run: the run was stopped")
+
+
+@dataclass(frozen=True)
+class Capture:
+    """A capped view of a stream: its head and tail, and how much was dropped between."""
+
+    head: bytes = b""
+    tail: bytes = b""
+    total: int = 0
+    dropped: int = field(default=0)
+
+    def text(self) -> str:
+        middle = f"\n[... {self.dropped} bytes not kept ...]\n" if self.dropped else ""
+        raw = self.head.decode("utf-8", "replace") + middle + self.tail.decode("utf-8", "replace")
+        return raw

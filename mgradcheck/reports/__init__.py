@@ -1,0 +1,1 @@
+"""One small writer per report format, all reading :class:`~mgradcheck.results.Report`."""

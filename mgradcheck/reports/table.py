@@ -1,0 +1,34 @@
+"""The terminal table printed after a run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mgradcheck.results import Report
+
+
+def _short(text: str, width: int = 90) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def render(report: Report, console: Any) -> None:
+    from rich.table import Table
+
+    table = Table(title=None, show_lines=False, expand=False)
+    for name, style in (("id", "bold"), ("title", ""), ("outcome", ""), ("verdict", ""), ("time", ""), ("reason", "")):
+        table.add_column(name, style=style, overflow="fold", justify="right" if name == "time" else "left")
+    for r in report.results:
+        colour = r.verdict.colour
+        flaky = " (flaky)" if r.judgement.flaky else ""
+        table.add_row(
+            r.id,
+            _short(r.title, 50),
+            r.outcome_text + flaky,
+            f"[{colour}]{r.verdict.label}[/]",
+            f"{r.duration:.1f}s",
+            _short(r.judgement.reason),
+        )
+    console.print(table)
+    envs = ", ".join(e.label for e in report.environments)
+    console.print(f"{report.summary_line()}  [dim]({envs})[/]", highlight=False)

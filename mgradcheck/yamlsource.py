@@ -1,0 +1,149 @@
+"""Safe YAML reading that remembers the line of every value.
+
+``yaml.safe_load`` forgets where things came from; a corpus error must name its
+file and line. This composes the node tree with PyYAML's safe loader and builds
+plain Python values from it, recording the line of each value by its path of
+keys, and refusing duplicate keys, non-string keys, unknown tags and trees so
+large or deep that they could only be an accident or an attack. Nothing is ever
+constructed beyond plain scalars, lists and dicts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+MAX_BYTES = 1 << 20
+MAX_NODES = 50_000
+MAX_DEPTH = 64
+
+Key = tuple[str | int, ...]
+
+
+@dataclass(frozen=True)
+class SourceError(Exception):
+    """One problem in one file, printed as ``file:line: field: message``."""
+
+    path: str
+    line: int
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line else self.path
+        return f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
+
+
+@dataclass(frozen=True)
+class Document:
+    """A parsed YAML file: its data and the line of every value in it."""
+
+    path: str
+    data: Any
+    lines: dict[Key, int]
+    block_scalars: frozenset[Key]
+
+    def line(self, key: Key) -> int:
+        """The line of ``key``, or of its nearest ancestor that has one."""
+        while key and key not in self.lines:
+            key = key[:-1]
+        return self.lines.get(key, 1)
+
+
+def dotted(key: Key) -> str:
+    out = ""
+    for part in key:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
+    return out
+
+
+def read(path: Path, display: str | None = None) -> Document:
+    """Read one YAML file; raise :class:`SourceError` on anything malformed."""
+    name = display or str(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise SourceError(name, 0, "", f"cannot read: {exc.strerror or exc}") from None
+    if len(raw) > MAX_BYTES:
+        raise SourceError(name, 0, "", f"file is {len(raw)} bytes, over the {MAX_BYTES} limit")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise SourceError(name, line, "", f"not UTF-8 (byte {raw[exc.start]:#04x})") from None
+    return parse(text, name)
+
+
+def parse(text: str, name: str) -> Document:
+    loader = yaml.SafeLoader(text)
+    try:
+        node = loader.get_single_node()
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark else 0
+        problem = exc.problem or exc.context or "invalid YAML"
+        raise SourceError(name, line, "", f"invalid YAML: {problem}") from None
+    except yaml.YAMLError as exc:
+        raise SourceError(name, 0, "", f"invalid YAML: {exc}") from None
+    except RecursionError:
+        raise SourceError(name, 0, "", "invalid YAML: nested too deeply") from None
+    finally:
+        loader.dispose()
+    if node is None:
+        raise SourceError(name, 1, "", "file is empty")
+    builder = _Builder(name, loader)
+    data = builder.build(node, ())
+    return Document(name, data, builder.lines, frozenset(builder.block_scalars))
+
+
+class _Builder:
+    def __init__(self, name: str, loader: yaml.SafeLoader) -> None:
+        self.name = name
+        self.loader = loader
+        self.lines: dict[Key, int] = {}
+        self.block_scalars: set[Key] = set()
+        self.count = 0
+
+    def fail(self, node: yaml.Node, key: Key, message: str) -> SourceError:
+        return SourceError(self.name, node.start_mark.line + 1, dotted(key), message)
+
+    def build(self, node: yaml.Node, key: Key) -> Any:
+        self.count += 1
+        if self.count > MAX_NODES:
+            raise self.fail(node, key, f"more than {MAX_NODES} values (alias expansion?)")
+        if len(key) > MAX_DEPTH:
+            raise self.fail(node, key, f"nested more than {MAX_DEPTH} levels")
+        self.lines[key] = node.start_mark.line + 1
+        if isinstance(node, yaml.MappingNode):
+            if node.tag != "tag:yaml.org,2002:map":
+                raise self.fail(node, key, f"unsupported tag {node.tag}")
+            result: dict[str, Any] = {}
+            for key_node, value_node in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    raise self.fail(key_node, key, "merge keys (<<) are not supported")
+                if not isinstance(key_node, yaml.ScalarNode) or key_node.tag != "tag:yaml.org,2002:str":
+                    raise self.fail(key_node, key, "keys must be plain strings")
+                name = key_node.value
+                if name in result:
+                    raise self.fail(key_node, (*key, name), "duplicate key")
+                result[name] = self.build(value_node, (*key, name))
+            return result
+        if isinstance(node, yaml.SequenceNode):
+            if node.tag != "tag:yaml.org,2002:seq":
+                raise self.fail(node, key, f"unsupported tag {node.tag}")
+            return [self.build(item, (*key, i)) for i, item in enumerate(node.value)]
+        if not node.tag.startswith("tag:yaml.org,2002:") or node.tag.endswith(
+            (":binary", ":timestamp", ":set", ":omap", ":pairs")
+        ):
+            raise self.fail(node, key, f"unsupported tag {node.tag}")
+        if isinstance(node, yaml.ScalarNode) and node.style in ("|", ">"):
+            self.block_scalars.add(key)
+        try:
+            return self.loader.construct_object(node, deep=True)
+        except yaml.YAMLError as exc:
+            raise self.fail(node, key, f"invalid value: {exc}") from None
+        except (ValueError, OverflowError) as exc:
+            raise self.fail(node, key, f"invalid value: {exc}") from None
