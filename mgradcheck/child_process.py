@@ -165,7 +165,9 @@ def run_child(
     result = _read_result(result_path)
     if live.stopped:
         return Observation(Outcome.NOT_RUN, duration, message="not run: the run was stopped"), None
-    return _observe(process.returncode, timed_out, timeout, duration, stdout, stderr, result), result
+    return _observe(
+        process.returncode, timed_out, timeout, duration, stdout, stderr, result
+    ), result
 
 
 def _read_result(path: Path) -> dict[str, Any] | None:
@@ -179,7 +181,12 @@ def _read_result(path: Path) -> dict[str, Any] | None:
 def harness_error(message: str, traceback: str = "") -> Observation:
     """Our own failure, never to be mistaken for an MLX bug."""
     return Observation(
-        Outcome.ERROR, 0.0, exc_type="HarnessError", message=message, traceback=traceback, harness_error=True
+        Outcome.ERROR,
+        0.0,
+        exc_type="HarnessError",
+        message=message,
+        traceback=traceback,
+        harness_error=True,
     )
 
 
@@ -199,15 +206,28 @@ def _observe(
     stderr: str,
     result: dict[str, Any] | None,
 ) -> Observation:
-    common: dict[str, Any] = {"duration": duration, "exit_status": returncode, "stdout": stdout, "stderr": stderr}
+    common: dict[str, Any] = {
+        "duration": duration,
+        "exit_status": returncode,
+        "stdout": stdout,
+        "stderr": stderr,
+    }
     if timed_out:
         return Observation(Outcome.TIMEOUT, message=f"no result after {timeout:g}s", **common)
     if returncode < 0:
         name = signal_name(-returncode)
         note = f" after reporting {result['status']}" if result else ""
-        return Observation(Outcome.CRASH, signal=name, message=f"killed by {name}{note}", result_written=result is not None, **common)
+        return Observation(
+            Outcome.CRASH,
+            signal=name,
+            message=f"killed by {name}{note}",
+            result_written=result is not None,
+            **common,
+        )
     if result is None:
-        return Observation(Outcome.CRASH, message=f"exited with status {returncode} without a result", **common)
+        return Observation(
+            Outcome.CRASH, message=f"exited with status {returncode} without a result", **common
+        )
     status = result["status"]
     fields: dict[str, Any] = {
         "exc_type": result.get("exc_type"),

@@ -122,7 +122,10 @@ def run(
     json_report.write(report, last_report())
     if json_path is not None:
         json_report.write(report, json_path)
-    table.render(report, Console(highlight=False))
+    console = Console(highlight=False)
+    if not console.is_terminal:
+        console = Console(highlight=False, width=160)
+    table.render(report, console)
     if interrupted is not None:
         click.echo(f"mgradcheck: interrupted by {interrupted}; the report holds what finished", err=True)
     sys.exit(pipeline.exit_code(report, interrupted))

@@ -38,7 +38,13 @@ class RichDisplay:
     """A live progress bar with the entries still running, on a terminal."""
 
     def __init__(self, console: Any) -> None:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+        )
 
         self.console = console
         self.progress = Progress(
@@ -59,7 +65,8 @@ class RichDisplay:
     def entry_finished(self, result: EntryResult) -> None:
         colour = result.verdict.colour
         self.progress.console.print(
-            f"  {result.id}: {result.outcome_text} -> [{colour}]{result.verdict.label}[/]", highlight=False
+            f"  {result.id}: {result.outcome_text} -> [{colour}]{result.verdict.label}[/]",
+            highlight=False,
         )
         self.progress.update(self.task, advance=1, description=result.id)
 

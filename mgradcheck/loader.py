@@ -64,7 +64,9 @@ class _Checker:
         for name in value:
             if name not in allowed:
                 hint = _closest(name, allowed)
-                self.error((*key, name), "unknown key" + (f" (did you mean {hint!r}?)" if hint else ""))
+                self.error(
+                    (*key, name), "unknown key" + (f" (did you mean {hint!r}?)" if hint else "")
+                )
         for name in required:
             if name not in value:
                 self.error(key, f"missing required key {name!r}")
@@ -83,7 +85,9 @@ class _Checker:
             self.error(key, "must not be empty")
         return value if isinstance(value, str) else None
 
-    def strings(self, key: Key, value: Any, choices: Sequence[str] | None = None) -> tuple[str, ...]:
+    def strings(
+        self, key: Key, value: Any, choices: Sequence[str] | None = None
+    ) -> tuple[str, ...]:
         if not self.typed(key, value, list, "a list of strings"):
             return ()
         out = []
@@ -177,7 +181,9 @@ def _bug(c: _Checker) -> Bug:
     for backend in BACKENDS:
         start, end = introduced.get(backend), fixed.get(backend)
         if start is not None and end is not None and start >= end:
-            c.error(("bug", "fixed_in"), f"{backend}: fixed_in {end} is not after introduced_in {start}")
+            c.error(
+                ("bug", "fixed_in"), f"{backend}: fixed_in {end} is not after introduced_in {start}"
+            )
     return Bug(outcomes, match, affects, fixed, introduced, reported)
 
 
@@ -212,15 +218,23 @@ def _evidence(c: _Checker) -> tuple[Evidence, ...]:
             continue
         c.version((*key, "mlx"), item.get("mlx"))
         if item.get("backend") not in BACKENDS:
-            c.error((*key, "backend"), f"{item.get('backend')!r} is not one of {', '.join(BACKENDS)}")
+            c.error(
+                (*key, "backend"), f"{item.get('backend')!r} is not one of {', '.join(BACKENDS)}"
+            )
         if item.get("outcome") not in labels:
             c.error((*key, "outcome"), f"{item.get('outcome')!r} is not one of {', '.join(labels)}")
         note = c.text((*key, "note"), item.get("note", ""), optional=True) if "note" in item else ""
-        out.append(Evidence(str(item.get("mlx")), str(item.get("backend")), str(item.get("outcome")), note or ""))
+        out.append(
+            Evidence(
+                str(item.get("mlx")), str(item.get("backend")), str(item.get("outcome")), note or ""
+            )
+        )
     return tuple(out)
 
 
-def _number(c: _Checker, key: str, default: float, *, integer: bool, low: float, high: float) -> Any:
+def _number(
+    c: _Checker, key: str, default: float, *, integer: bool, low: float, high: float
+) -> Any:
     value = c.doc.data.get(key, default)
     kind: tuple[type, ...] = (int,) if integer else (int, float)
     if not c.typed((key,), value, kind, "a whole number" if integer else "a number"):
@@ -240,7 +254,9 @@ def check_document(doc: Document, problems: list[SourceError]) -> Entry | None:
         return None
     entry_id = c.text(("id",), data.get("id", "x")) or ""
     if entry_id and not ID_RE.match(entry_id):
-        c.error(("id",), f"{entry_id!r} is not kebab-case (lowercase letters, digits, single dashes)")
+        c.error(
+            ("id",), f"{entry_id!r} is not kebab-case (lowercase letters, digits, single dashes)"
+        )
     title = c.text(("title",), data.get("title", "x")) or ""
     if "\n" in title.strip():
         c.error(("title",), "must be one line")
@@ -263,7 +279,11 @@ def check_document(doc: Document, problems: list[SourceError]) -> Entry | None:
             compile(code, doc.path, "exec", dont_inherit=True)
         except SyntaxError as exc:
             line = doc.line(("code",)) + (1 if ("code",) in doc.block_scalars else 0)
-            problems.append(SourceError(doc.path, line + (exc.lineno or 1) - 1, "code", f"syntax error: {exc.msg}"))
+            problems.append(
+                SourceError(
+                    doc.path, line + (exc.lineno or 1) - 1, "code", f"syntax error: {exc.msg}"
+                )
+            )
     evidence = _evidence(c)
     notes = c.text(("notes",), data.get("notes"), optional=True) or ""
     if len(problems) > before:
@@ -282,7 +302,9 @@ def corpus_files(paths: Sequence[Path]) -> list[Path]:
     files: list[Path] = []
     for path in paths:
         if path.is_dir():
-            files.extend(sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file()))
+            files.extend(
+                sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file())
+            )
         else:
             files.append(path)
     return files
@@ -294,7 +316,9 @@ def load(paths: Sequence[Path], display: Callable[[Path], str] = str) -> list[En
     entries: list[Entry] = []
     files = corpus_files(paths)
     if not files:
-        raise CorpusError([SourceError(", ".join(map(str, paths)), 0, "", "no corpus files (*.yaml) found")])
+        raise CorpusError(
+            [SourceError(", ".join(map(str, paths)), 0, "", "no corpus files (*.yaml) found")]
+        )
     seen: dict[str, Entry] = {}
     for file in files:
         try:
@@ -307,7 +331,14 @@ def load(paths: Sequence[Path], display: Callable[[Path], str] = str) -> list[En
             continue
         if entry.id in seen:
             first = seen[entry.id]
-            problems.append(SourceError(entry.path, entry.line, "id", f"duplicate id {entry.id!r} (first at {first.path}:{first.line})"))
+            problems.append(
+                SourceError(
+                    entry.path,
+                    entry.line,
+                    "id",
+                    f"duplicate id {entry.id!r} (first at {first.path}:{first.line})",
+                )
+            )
             continue
         seen[entry.id] = entry
         entries.append(entry)

@@ -13,17 +13,20 @@ import enum
 class Outcome(enum.Enum):
     """What one run of a reproducer did, observed from outside the child."""
 
-    PASS = ("pass", "every check held")
-    FAIL = ("fail", "a check failed: the bug reproduced")
-    CRASH = ("crash", "killed by a signal, or exited non-zero without a result")
-    ERROR = ("error", "raised an exception other than a failed check")
-    TIMEOUT = ("timeout", "ran past its timeout; its process group was killed")
-    SKIP = ("skip", "a requirement was not met")
-    NOT_RUN = ("not run", "the run stopped before this entry finished")
+    # label, meaning, and the JUnit element a failing verdict takes when this is the
+    # entry's most telling outcome: a dead or hung child is an "error", the rest "failure".
+    PASS = ("pass", "every check held", "failure")
+    FAIL = ("fail", "a check failed: the bug reproduced", "failure")
+    CRASH = ("crash", "killed by a signal, or exited non-zero without a result", "error")
+    ERROR = ("error", "raised an exception other than a failed check", "failure")
+    TIMEOUT = ("timeout", "ran past its timeout; its process group was killed", "error")
+    SKIP = ("skip", "a requirement was not met", "skipped")
+    NOT_RUN = ("not run", "the run stopped before this entry finished", "error")
 
-    def __init__(self, label: str, meaning: str) -> None:
+    def __init__(self, label: str, meaning: str, junit: str) -> None:
         self.label = label
         self.meaning = meaning
+        self.junit = junit
 
     @classmethod
     def from_label(cls, label: str) -> Outcome:
@@ -41,18 +44,37 @@ class Outcome(enum.Enum):
 class Verdict(enum.Enum):
     """What an outcome means against the corpus's expectation."""
 
-    REGRESSED = ("REGRESSED", True, "red", "a fixed bug is back")
-    UNEXPECTED = ("UNEXPECTED", True, "magenta", "misbehaves in a way the entry does not describe")
-    FIXED = ("FIXED", True, "yellow", "a bug expected here no longer reproduces")
-    AS_EXPECTED = ("as expected", False, "green", "bug present where open, absent where fixed")
-    SKIPPED = ("skipped", False, "blue", "a requirement was not met")
-    NOT_RUN = ("not run", True, "dim", "the run stopped before this entry finished")
+    # label, is_failure, terminal colour, meaning; then how reports show it:
+    # junit is "" (passed), "skipped" or "failure" (an "error" when the outcome says so),
+    # tone is the badge's traffic light (the worst tone among the results wins).
+    # fmt: off
+    REGRESSED = ("REGRESSED", True, "red", "a fixed bug is back",
+                 "failure", "red")
+    UNEXPECTED = ("UNEXPECTED", True, "magenta", "misbehaves in a way the entry does not describe",
+                  "failure", "red")
+    FIXED = ("FIXED", True, "yellow", "a bug expected here no longer reproduces",
+             "failure", "amber")
+    AS_EXPECTED = ("as expected", False, "green", "bug present where open, absent where fixed",
+                   "", "green")
+    SKIPPED = ("skipped", False, "blue", "a requirement was not met",
+               "skipped", "grey")
+    NOT_RUN = ("not run", True, "dim", "the run stopped before this entry finished",
+               "failure", "amber")
+    # fmt: on
 
-    def __init__(self, label: str, is_failure: bool, colour: str, meaning: str) -> None:
+    def __init__(
+        self, label: str, is_failure: bool, colour: str, meaning: str, junit: str, tone: str
+    ) -> None:
         self.label = label
         self.is_failure = is_failure
         self.colour = colour
         self.meaning = meaning
+        self.junit = junit
+        self.tone = tone
+
+    def junit_element(self, outcome: Outcome) -> str:
+        """The JUnit child element of a testcase with this verdict: "" when it passed."""
+        return outcome.junit if self.junit == "failure" else self.junit
 
     @classmethod
     def from_label(cls, label: str) -> Verdict:

@@ -19,7 +19,7 @@ from mgradcheck.entry import Entry
 from mgradcheck.exitcodes import ExitCode, for_verdicts
 from mgradcheck.observation import Environment
 from mgradcheck.results import Report
-from mgradcheck.runner import Display, Interrupted, RunOptions, Runner, probe
+from mgradcheck.runner import Display, Interrupted, Runner, RunOptions, probe
 
 
 class UsageError(Exception):
@@ -39,12 +39,16 @@ def load_corpus(paths: Sequence[Path]) -> list[Entry]:
     return loader.load(list(paths) or [loader.bundled_corpus()], display=display_path)
 
 
-def select(entries: Sequence[Entry], ids: Sequence[str] = (), tags: Sequence[str] = ()) -> list[Entry]:
+def select(
+    entries: Sequence[Entry], ids: Sequence[str] = (), tags: Sequence[str] = ()
+) -> list[Entry]:
     """The entries named by id (all when none) that carry every tag given."""
     known = {e.id for e in entries}
     unknown = [i for i in ids if i not in known]
     if unknown:
-        raise UsageError(f"no corpus entry with id {', '.join(map(repr, unknown))}; see 'mgradcheck list'")
+        raise UsageError(
+            f"no corpus entry with id {', '.join(map(repr, unknown))}; see 'mgradcheck list'"
+        )
     chosen = [e for e in entries if (not ids or e.id in ids) and all(t in e.tags for t in tags)]
     if not chosen:
         raise UsageError("no corpus entry matches the ids and tags given")
@@ -69,7 +73,9 @@ class Outputs:
                 raise UsageError(str(exc)) from None
 
 
-def prepare(python: str, scratch: Path | None = None, extra_env: dict[str, str] | None = None) -> tuple[ChildCommand, Environment]:
+def prepare(
+    python: str, scratch: Path | None = None, extra_env: dict[str, str] | None = None
+) -> tuple[ChildCommand, Environment]:
     """Probe the interpreter and return the command that runs entries in it, kernels cached per release."""
     from mgradcheck.paths import cache_root, kernel_dir
     from mgradcheck.runner import ProbeError
@@ -102,7 +108,11 @@ def execute(
     """Run the entries; return the report (complete or partial) and any interrupt."""
     started = now()
     memory = replace(command, memory_limit=options.memory_limit)
-    outcome = Runner(memory, env, options, display).run(entries)
+    from mgradcheck.paths import cache_root
+
+    scratch = cache_root() / "runs"
+    scratch.mkdir(exist_ok=True)
+    outcome = Runner(memory, env, options, display, scratch).run(entries)
     report = Report(
         results=tuple(outcome.results),
         environments=(env,),

@@ -46,7 +46,13 @@ class EntryResult:
         if not self.runs:
             return Outcome.NOT_RUN
         seen = {r.outcome for r in self.runs}
-        for candidate in (Outcome.NOT_RUN, Outcome.CRASH, Outcome.TIMEOUT, Outcome.ERROR, Outcome.FAIL):
+        for candidate in (
+            Outcome.NOT_RUN,
+            Outcome.CRASH,
+            Outcome.TIMEOUT,
+            Outcome.ERROR,
+            Outcome.FAIL,
+        ):
             if candidate in seen:
                 return candidate
         return self.runs[0].outcome
@@ -103,7 +109,9 @@ class Report:
         tally = self.tally()
         parts = [f"{tally[v]} {v.label}" for v in Verdict if tally[v]]
         text = ", ".join(parts) if parts else "nothing ran"
-        return f"{len(self.results)} entries: {text}" + (" (interrupted)" if self.interrupted else "")
+        return f"{len(self.results)} entries: {text}" + (
+            " (interrupted)" if self.interrupted else ""
+        )
 
     def to_json(self) -> dict[str, Any]:
         tally = self.tally()

@@ -10,7 +10,9 @@ from mgradcheck.entry import BACKENDS, Entry
 def _expectation(entry: Entry) -> list[str]:
     bug = entry.bug
     if not bug.affects:
-        return ["never seen in MLX: a guard against a bug class found elsewhere; expected to pass everywhere"]
+        return [
+            "never seen in MLX: a guard against a bug class found elsewhere; expected to pass everywhere"
+        ]
     lines = []
     for backend in BACKENDS:
         if backend not in bug.affects:
@@ -19,7 +21,10 @@ def _expectation(entry: Entry) -> list[str]:
         fixed = bug.fixed_in.get(backend)
         start = bug.introduced_in.get(backend)
         span = f"from {start} " if start else ""
-        lines.append(f"{backend}: present {span}" + (f"until {fixed} (fixed in {fixed})" if fixed else "(still open)"))
+        lines.append(
+            f"{backend}: present {span}"
+            + (f"until {fixed} (fixed in {fixed})" if fixed else "(still open)")
+        )
     return lines
 
 
@@ -46,7 +51,7 @@ def _last_known(entry: Entry) -> list[str]:
 
 def render(entry: Entry) -> str:
     out = [f"{entry.id}: {entry.title}", ""]
-    out += textwrap.wrap(entry.summary, 88) + [""]
+    out += [*textwrap.wrap(entry.summary, 88), ""]
     out.append(f"report:   {entry.upstream.report}")
     if entry.upstream.fix:
         out.append(f"fix:      {entry.upstream.fix}")
@@ -66,7 +71,11 @@ def render(entry: Entry) -> str:
             note = f"  ({ev.note})" if ev.note else ""
             out.append(f"  mlx {ev.mlx} {ev.backend}: {ev.outcome}{note}")
     if entry.notes:
-        out += ["", "Notes:"] + textwrap.wrap(entry.notes, 88, initial_indent="  ", subsequent_indent="  ")
+        out += [
+            "",
+            "Notes:",
+            *textwrap.wrap(entry.notes, 88, initial_indent="  ", subsequent_indent="  "),
+        ]
     out += ["", "Last known status:"] + [f"  {line}" for line in _last_known(entry)]
     repeat = f", {entry.repeat} runs" if entry.repeat > 1 else ""
     out += ["", f"Reproducer (timeout {entry.timeout:g}s{repeat}):"]

@@ -93,7 +93,9 @@ def classify(entry: Entry, runs: Sequence[Observation], env: Environment) -> Jud
     """Turn the runs of one entry into a verdict. Pure: no I/O, no clock."""
     expected = bug_expected(entry.bug, env)
     if not runs or any(r.outcome is Outcome.NOT_RUN for r in runs):
-        return Judgement(Verdict.NOT_RUN, "the run was stopped before this entry finished", expected)
+        return Judgement(
+            Verdict.NOT_RUN, "the run was stopped before this entry finished", expected
+        )
     if all(r.outcome is Outcome.SKIP for r in runs):
         return Judgement(Verdict.SKIPPED, runs[0].reason, expected)
     harness = [r for r in runs if r.harness_error]
@@ -101,7 +103,6 @@ def classify(entry: Entry, runs: Sequence[Observation], env: Environment) -> Jud
         return Judgement(Verdict.UNEXPECTED, f"mgradcheck error: {harness[0].reason}", expected)
     flaky = len({r.outcome for r in runs}) > 1
     hits = [r for r in runs if matches(entry.bug, r)]
-    passes = [r for r in runs if r.outcome is Outcome.PASS]
     others = [r for r in runs if r.outcome is not Outcome.PASS and not matches(entry.bug, r)]
     tally = counts(runs)
     signature = entry.bug.signature_label()
@@ -110,7 +111,10 @@ def classify(entry: Entry, runs: Sequence[Observation], env: Environment) -> Jud
         odd = others[0]
         what = f"{odd.outcome.label}: {odd.reason}" if odd.reason else odd.outcome.label
         return Judgement(
-            Verdict.UNEXPECTED, f"{what} (the bug's signature is {signature}; {tally})", expected, flaky
+            Verdict.UNEXPECTED,
+            f"{what} (the bug's signature is {signature}; {tally})",
+            expected,
+            flaky,
         )
     if expected:
         if hits:
@@ -131,7 +135,9 @@ def classify(entry: Entry, runs: Sequence[Observation], env: Environment) -> Jud
             expected,
             flaky,
         )
-    return Judgement(Verdict.AS_EXPECTED, "bug absent" + (f" ({tally})" if len(runs) > 1 else ""), expected)
+    return Judgement(
+        Verdict.AS_EXPECTED, "bug absent" + (f" ({tally})" if len(runs) > 1 else ""), expected
+    )
 
 
 def _fixed_in_text(bug: Bug, env: Environment) -> str:

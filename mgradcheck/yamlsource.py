@@ -21,6 +21,9 @@ MAX_NODES = 50_000
 MAX_DEPTH = 64
 
 Key = tuple[str | int, ...]
+SCALAR_TAGS = frozenset(
+    f"tag:yaml.org,2002:{name}" for name in ("str", "int", "float", "bool", "null")
+)
 
 
 @dataclass(frozen=True)
@@ -34,7 +37,9 @@ class SourceError(Exception):
 
     def __str__(self) -> str:
         where = f"{self.path}:{self.line}" if self.line else self.path
-        return f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
+        return (
+            f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
+        )
 
 
 @dataclass(frozen=True)
@@ -124,7 +129,10 @@ class _Builder:
             for key_node, value_node in node.value:
                 if key_node.tag == "tag:yaml.org,2002:merge":
                     raise self.fail(key_node, key, "merge keys (<<) are not supported")
-                if not isinstance(key_node, yaml.ScalarNode) or key_node.tag != "tag:yaml.org,2002:str":
+                if (
+                    not isinstance(key_node, yaml.ScalarNode)
+                    or key_node.tag != "tag:yaml.org,2002:str"
+                ):
                     raise self.fail(key_node, key, "keys must be plain strings")
                 name = key_node.value
                 if name in result:
@@ -135,15 +143,12 @@ class _Builder:
             if node.tag != "tag:yaml.org,2002:seq":
                 raise self.fail(node, key, f"unsupported tag {node.tag}")
             return [self.build(item, (*key, i)) for i, item in enumerate(node.value)]
-        if not node.tag.startswith("tag:yaml.org,2002:") or node.tag.endswith(
-            (":binary", ":timestamp", ":set", ":omap", ":pairs")
-        ):
+        if node.tag not in SCALAR_TAGS:
             raise self.fail(node, key, f"unsupported tag {node.tag}")
         if isinstance(node, yaml.ScalarNode) and node.style in ("|", ">"):
             self.block_scalars.add(key)
         try:
             return self.loader.construct_object(node, deep=True)
-        except yaml.YAMLError as exc:
-            raise self.fail(node, key, f"invalid value: {exc}") from None
-        except (ValueError, OverflowError) as exc:
-            raise self.fail(node, key, f"invalid value: {exc}") from None
+        except (yaml.YAMLError, ValueError, OverflowError) as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise self.fail(node, key, f"invalid value: {first}") from None

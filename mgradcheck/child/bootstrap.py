@@ -10,6 +10,8 @@ a result file that is missing or unreadable means the child died, and the
 parent then reads the exit status instead.
 """
 
+from __future__ import annotations
+
 import importlib.util
 import json
 import os
@@ -17,6 +19,7 @@ import platform
 import sys
 import time
 import traceback
+from typing import Any
 
 RESULT_VERSION = 1
 TAIL = 4000
@@ -36,7 +39,7 @@ def _load_package() -> None:
     spec.loader.exec_module(module)
 
 
-def _write(path, result):
+def _write(path: str, result: dict[str, Any]) -> None:
     tmp = path + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:
         json.dump(result, f)
@@ -45,7 +48,7 @@ def _write(path, result):
     os.replace(tmp, path)
 
 
-def _limit_memory(limit):
+def _limit_memory(limit: int | None) -> None:
     if not limit:
         return
     import resource
@@ -53,9 +56,9 @@ def _limit_memory(limit):
     resource.setrlimit(resource.RLIMIT_AS, (int(limit), int(limit)))
 
 
-def environment():
+def environment() -> dict[str, Any]:
     """What this interpreter runs: MLX version, backend and device, Python, platform."""
-    env = {
+    env: dict[str, Any] = {
         "mlx": None,
         "backend": None,
         "device": None,
@@ -84,12 +87,12 @@ def environment():
     return env
 
 
-def _helpers(env):
+def _helpers(env: dict[str, Any]) -> dict[str, Any]:
     import numpy as np
 
     from mgradcheck.child import checks
 
-    names = {name: getattr(checks, name) for name in checks.__all__}
+    names: dict[str, Any] = {name: getattr(checks, name) for name in checks.__all__}
     names["np"] = np
     if env["mlx"] is not None:
         import mlx.core as mx
@@ -98,7 +101,7 @@ def _helpers(env):
     return names
 
 
-def _run_code(spec, env_globals):
+def _run_code(spec: dict[str, Any], env_globals: dict[str, Any]) -> None:
     code = spec["code"]
     # Pad so that tracebacks name the entry's YAML file and the code's real line there.
     source = "\n" * (spec.get("code_line", 1) - 1) + code
@@ -108,16 +111,17 @@ def _run_code(spec, env_globals):
     exec(compiled, scope)
 
 
-def _run_gradcheck(spec, env_globals):
+def _run_gradcheck(spec: dict[str, Any], env_globals: dict[str, Any]) -> None:
     from mgradcheck.child.gradcheck import run_declarative
 
     run_declarative(spec["gradcheck"], env_globals)
 
 
-def main(argv):
+def main(argv: list[str]) -> int:
     spec_path, result_path = argv[1], argv[2]
     started = time.monotonic()
-    result = {"version": RESULT_VERSION, "status": "error", "phase": "setup"}
+    result: dict[str, Any] = {"version": RESULT_VERSION, "status": "error", "phase": "setup"}
+    spec: Any = None
     try:
         with open(spec_path, encoding="utf-8") as f:
             spec = json.load(f)
@@ -137,9 +141,16 @@ def main(argv):
             result.update(status="pass")
     except AssertionError as exc:
         result.update(status="fail", **_describe(exc))
+    except MemoryError as exc:
+        limit = spec.get("memory_limit") if isinstance(spec, dict) else None
+        result.update(status="error", **_describe(exc))
+        if limit:
+            result["message"] = f"exceeded the memory ceiling of {int(limit) >> 20} MiB"
     except SystemExit as exc:
-        result.update(status="error", exc_type="SystemExit", message=f"entry called sys.exit({exc.code!r})")
-    except BaseException as exc:  # noqa: BLE001 - everything the entry raises is data
+        result.update(
+            status="error", exc_type="SystemExit", message=f"entry called sys.exit({exc.code!r})"
+        )
+    except BaseException as exc:
         result.update(status="error", **_describe(exc))
     result["duration"] = time.monotonic() - started
     _write(result_path, result)
@@ -148,7 +159,7 @@ def main(argv):
     return 0
 
 
-def _describe(exc):
+def _describe(exc: BaseException) -> dict[str, Any]:
     text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
     return {
         "exc_type": type(exc).__name__,

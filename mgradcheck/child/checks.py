@@ -10,7 +10,8 @@ Standard library and NumPy only; MLX arrays are converted through NumPy.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -97,24 +98,20 @@ def assert_true(condition: Any, message: str) -> None:
         raise CheckFailed(message)
 
 
-def fd_grad(
-    f: Callable[[np.ndarray], Any], x: Any, *, eps: float = 1e-6
-) -> np.ndarray:
+def fd_grad(f: Callable[[np.ndarray], Any], x: Any, *, eps: float = 1e-6) -> np.ndarray:
     """Central finite-difference gradient of a scalar function, in float64.
 
     ``f`` takes and returns NumPy values (or anything :func:`to_numpy` reads).
     """
     x0 = to_numpy(x).astype(np.float64)
-    grad = np.zeros_like(x0)
-    flat = grad.reshape(-1)
+    grad = np.zeros(x0.size, dtype=np.float64)
     for i in range(x0.size):
-        step = np.zeros_like(x0).reshape(-1)
+        step = np.zeros(x0.size, dtype=np.float64)
         step[i] = eps
-        step = step.reshape(x0.shape)
-        hi = float(to_numpy(f(x0 + step)).sum())
-        lo = float(to_numpy(f(x0 - step)).sum())
-        flat[i] = (hi - lo) / (2 * eps)
-    return grad
+        hi = float(to_numpy(f(x0 + step.reshape(x0.shape))).sum())
+        lo = float(to_numpy(f(x0 - step.reshape(x0.shape))).sum())
+        grad[i] = (hi - lo) / (2 * eps)
+    return grad.reshape(x0.shape)
 
 
 def fd_jvp(

@@ -16,8 +16,17 @@ def render(report: Report, console: Any) -> None:
     from rich.table import Table
 
     table = Table(title=None, show_lines=False, expand=False)
-    for name, style in (("id", "bold"), ("title", ""), ("outcome", ""), ("verdict", ""), ("time", ""), ("reason", "")):
-        table.add_column(name, style=style, overflow="fold", justify="right" if name == "time" else "left")
+    for name, style in (
+        ("id", "bold"),
+        ("title", ""),
+        ("outcome", ""),
+        ("verdict", ""),
+        ("time", ""),
+        ("reason", ""),
+    ):
+        table.add_column(
+            name, style=style, overflow="fold", justify="right" if name == "time" else "left"
+        )
     for r in report.results:
         colour = r.verdict.colour
         flaky = " (flaky)" if r.judgement.flaky else ""

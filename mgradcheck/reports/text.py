@@ -1,0 +1,67 @@
+"""Text shared by the report writers: cleaned output tails and one entry's failure details.
+
+Crash logs carry NULs, ANSI colour codes and, through JSON, even lone
+surrogates; JUnit (XML 1.0) cannot hold them and Markdown would show them as
+noise, so every writer passes child output through :func:`clean`.
+"""
+
+from __future__ import annotations
+
+import re
+
+from mgradcheck.observation import Observation
+from mgradcheck.results import EntryResult
+
+# CSI sequences (colours, cursor moves), OSC sequences (titles, links), then lone escapes.
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]?")
+# Everything outside the XML 1.0 character set (tab, newline and CR are kept).
+_ILLEGAL = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+TAIL_CHARS = 4000
+
+
+def clean(text: str) -> str:
+    """``text`` without ANSI escapes or characters illegal in XML 1.0."""
+    return _ILLEGAL.sub("", _ANSI.sub("", text))
+
+
+def tail(text: str, limit: int = TAIL_CHARS) -> str:
+    """The last ``limit`` characters of ``text``, saying how much was cut."""
+    text = clean(text)
+    if len(text) <= limit:
+        return text
+    return f"[... {len(text) - limit} characters not shown ...]\n" + text[-limit:]
+
+
+def one_line(text: str, width: int) -> str:
+    """``text`` as one cleaned line of at most ``width`` characters."""
+    line = " ".join(clean(text).split())
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def telling_run(result: EntryResult) -> Observation | None:
+    """The run that gave the entry its outcome (the first crash among passes, say)."""
+    return next((r for r in result.runs if r.outcome is result.outcome), None)
+
+
+def details(result: EntryResult, limit: int = TAIL_CHARS) -> str:
+    """What a CI log or a pytest failure should show about one entry: why, and what it printed."""
+    env = result.environment
+    lines = [
+        f"{result.verdict.label}: {clean(result.judgement.reason)}",
+        f"entry: {result.id} ({result.path})",
+        f"outcome: {result.outcome_text}" + (" (flaky)" if result.judgement.flaky else ""),
+        f"bug signature: {result.signature or '?'}; bug expected here: "
+        + ("yes" if result.judgement.bug_expected else "no"),
+        f"environment: {env.label} on {env.device or '?'} ({env.platform})",
+    ]
+    run = telling_run(result)
+    if run is not None:
+        if run.signal:
+            lines.append(f"signal: {run.signal}")
+        if run.exit_status is not None:
+            lines.append(f"exit status: {run.exit_status}")
+        for name, text in (("traceback", run.traceback), ("stderr", run.stderr), ("stdout", run.stdout)):
+            if text.strip():
+                lines += [f"--- {name} (tail) ---", tail(text.rstrip(), limit)]
+    return "\n".join(lines)

@@ -1,0 +1,57 @@
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mgradcheck.entry import Entry
+from mgradcheck.loader import load
+from mgradcheck.observation import Environment
+
+FIXTURES = Path(__file__).parent / "fixtures"
+BEHAVIOURS = FIXTURES / "behaviours"
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every test gets its own cache root unless it sets one itself."""
+    monkeypatch.setenv("MGRADCHECK_CACHE", str(tmp_path_factory.mktemp("cache")))
+
+
+def behaviour(name: str) -> Entry:
+    (entry,) = load([BEHAVIOURS / f"{name}.yaml"])
+    return entry
+
+
+def environment(mlx: str | None = "0.32.4", backend: str | None = "cpu", **kw: Any) -> Environment:
+    return Environment(
+        mlx=mlx,
+        backend=backend,
+        device=f"Device({backend}, 0)",
+        python="3.11.7",
+        platform="linux-x86_64",
+        float64=kw.pop("float64", True),
+        interpreter=kw.pop("interpreter", sys.executable),
+        **kw,
+    )
+
+
+def write_entry(directory: Path, name: str, text: str) -> Path:
+    path = directory / f"{name}.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+MINIMAL = """\
+id: {id}
+title: A minimal entry
+summary: Used by the tests.
+upstream: {{report: "https://example.invalid/report"}}
+bug: {{outcome: fail}}
+code: |
+  assert_true(True, "ok")
+"""

@@ -1,0 +1,176 @@
+"""The command line as a user runs it: a real subprocess, real signals."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from mgradcheck.cli import cli
+from tests.conftest import BEHAVIOURS, MINIMAL, write_entry
+
+MGRADCHECK = [sys.executable, "-m", "mgradcheck.cli"]
+
+
+def mgradcheck(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*MGRADCHECK, *args], capture_output=True, text=True, cwd=cwd, timeout=120, check=False
+    )
+
+
+def test_help_lists_the_commands_and_exit_codes() -> None:
+    result = CliRunner().invoke(cli, ["--help"])
+    assert result.exit_code == 0
+    for command in ("run", "list", "show", "validate"):
+        assert f"  {command} " in result.output
+    assert "0 every verdict as expected, 1 an unexpected verdict" in result.output
+
+
+def test_run_help_pins_the_options() -> None:
+    result = CliRunner().invoke(cli, ["run", "--help"])
+    assert result.exit_code == 0
+    for option in (
+        "--tag",
+        "--jobs",
+        "--timeout",
+        "--repeat",
+        "--python",
+        "--json",
+        "--quiet",
+        "--max-memory",
+    ):
+        assert option in result.output
+
+
+def test_run_writes_report_and_exit_status(tmp_path: Path) -> None:
+    out = tmp_path / "report.json"
+    result = mgradcheck(
+        "run", "--corpus", str(BEHAVIOURS), "passes", "raises", "--json", str(out), "-q"
+    )
+    assert result.returncode == 1, result.stderr
+    data = json.loads(out.read_text())
+    assert [r["id"] for r in data["results"]] == ["passes", "raises"]
+    assert data["counts"]["REGRESSED"] == 1 and data["counts"]["as expected"] == 1
+    assert "2 entries: 1 REGRESSED, 1 as expected" in result.stdout
+    assert "Traceback" not in result.stderr
+
+
+def test_all_as_expected_exits_zero(tmp_path: Path) -> None:
+    result = mgradcheck("run", "--corpus", str(BEHAVIOURS), "passes", "floods-output")
+    assert result.returncode == 0, result.stderr
+    assert "[2/2]" in result.stderr  # the plain progress lines of a non-terminal
+
+
+def test_tag_selection_and_unknown_id(tmp_path: Path) -> None:
+    result = mgradcheck("run", "--corpus", str(BEHAVIOURS), "no-such-entry")
+    assert result.returncode == 2
+    assert "no corpus entry with id 'no-such-entry'" in result.stderr
+    result = mgradcheck("run", "--corpus", str(BEHAVIOURS), "--tag", "no-such-tag")
+    assert result.returncode == 2
+
+
+def test_bad_corpus_is_exit_2_without_traceback(tmp_path: Path) -> None:
+    write_entry(
+        tmp_path,
+        "bad",
+        MINIMAL.format(id="bad").replace(
+            "bug: {outcome: fail}", "bug: {outcome: fail, fixed_in: 0.30}"
+        ),
+    )
+    for args in (
+        ["validate", str(tmp_path)],
+        ["run", "--corpus", str(tmp_path)],
+        ["list", "--corpus", str(tmp_path)],
+    ):
+        result = mgradcheck(*args)
+        assert result.returncode == 2
+        assert result.stderr.startswith(
+            f"mgradcheck: error: {tmp_path / 'bad.yaml'}:5: bug.fixed_in: write versions"
+        )
+        assert "Traceback" not in result.stderr
+
+
+def test_unwritable_report_path_fails_before_running(tmp_path: Path) -> None:
+    result = mgradcheck(
+        "run", "--corpus", str(BEHAVIOURS), "--json", str(tmp_path / "missing" / "r.json")
+    )
+    assert result.returncode == 2
+    assert "directory" in result.stderr and "does not exist" in result.stderr
+    assert "[1/" not in result.stderr  # nothing ran
+
+
+def test_existing_report_survives_a_failed_write(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mgradcheck import atomic
+
+    target = tmp_path / "report.json"
+    target.write_text("good old report")
+
+    def full_disk(src: str, dst: str) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(atomic.os, "replace", full_disk)
+    with pytest.raises(atomic.WriteError, match="No space left on device"):
+        atomic.write_text(target, "new")
+    assert target.read_text() == "good old report"
+    assert [p.name for p in tmp_path.iterdir()] == ["report.json"]  # no temp file left behind
+
+
+def test_validate_and_list_and_show(tmp_path: Path) -> None:
+    result = mgradcheck("validate", str(BEHAVIOURS))
+    assert result.returncode == 0 and "8 entries valid" in result.stdout
+    result = mgradcheck("list", "--corpus", str(BEHAVIOURS), "--tag", "fixture")
+    assert result.returncode == 0 and "segfaults" in result.stdout
+    result = mgradcheck("show", "segfaults", "--corpus", str(BEHAVIOURS))
+    assert result.returncode == 0
+    assert "os.kill(os.getpid(), signal.SIGSEGV)" in result.stdout
+    assert "When present the bug shows as: crash" in result.stdout
+
+
+@pytest.mark.parametrize(("sig", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_interrupt_stops_children_and_keeps_what_finished(
+    tmp_path: Path, sig: signal.Signals, status: int
+) -> None:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for name in ("passes", "raises"):
+        (corpus / f"{name}.yaml").write_text((BEHAVIOURS / f"{name}.yaml").read_text())
+    hang = (BEHAVIOURS / "hangs.yaml").read_text().replace("timeout: 2", "timeout: 300")
+    (corpus / "zz-hangs.yaml").write_text(hang)
+    out = tmp_path / "report.json"
+    process = subprocess.Popen(
+        [*MGRADCHECK, "run", "--corpus", str(corpus), "--json", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    assert process.stderr is not None
+    lines = []
+    while len(lines) < 2:  # the two quick entries finished; the hang is running
+        line = process.stderr.readline()
+        assert line, "mgradcheck exited early"
+        lines.append(line)
+    time.sleep(0.5)
+    process.send_signal(sig)
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == status, stderr
+    data = json.loads(out.read_text())
+    assert data["interrupted"] is True
+    verdicts = {r["id"]: r["verdict"] for r in data["results"]}
+    assert verdicts == {"passes": "as expected", "raises": "REGRESSED", "hangs": "not run"}
+    assert "interrupted by" in stderr and "Traceback" not in stderr
+    # No child of the run is left behind.
+    runs = Path(os.environ["MGRADCHECK_CACHE"]) / "runs"
+    leftover = subprocess.run(
+        ["pgrep", "-f", str(runs)], capture_output=True, text=True, check=False
+    )
+    assert leftover.stdout.strip() == ""
