@@ -10,6 +10,7 @@ constructed beyond plain scalars, lists and dicts.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -58,10 +59,18 @@ class Document:
         return self.lines.get(key, 1)
 
 
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
 def dotted(key: Key) -> str:
     out = ""
     for part in key:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif not _PLAIN_KEY.fullmatch(part):
+            out += f"[{part!r}]"  # a key with odd characters must not break the one-line error
+        else:
+            out += f".{part}" if out else part
     return out
 
 
@@ -83,9 +92,15 @@ def read(path: Path, display: str | None = None) -> Document:
 
 
 def parse(text: str, name: str) -> Document:
-    loader = yaml.SafeLoader(text)
+    loader = None
     try:
+        loader = yaml.SafeLoader(text)
         node = loader.get_single_node()
+    except yaml.reader.ReaderError as exc:
+        line = text[: exc.position].count("\n") + 1
+        raise SourceError(
+            name, line, "", f"invalid YAML: {exc.reason} ({exc.character:#06x})"
+        ) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else 0
@@ -96,9 +111,11 @@ def parse(text: str, name: str) -> Document:
     except RecursionError:
         raise SourceError(name, 0, "", "invalid YAML: nested too deeply") from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
     if node is None:
         raise SourceError(name, 1, "", "file is empty")
+    assert loader is not None
     builder = _Builder(name, loader)
     data = builder.build(node, ())
     return Document(name, data, builder.lines, frozenset(builder.block_scalars))
