@@ -114,9 +114,10 @@ def run_child(
 ) -> tuple[Observation, dict[str, Any] | None]:
     """Run one child to completion; return what it did and the result it wrote, if any."""
     workdir.mkdir(parents=True, exist_ok=True)
-    spec_path = workdir / "spec.json"
+    spec_path = workdir / "spec.txt"
     result_path = workdir / "result.json"
-    spec_path.write_text(json.dumps(spec), encoding="utf-8")
+    # A Python literal, not JSON: the child reads it without importing json (see bootstrap).
+    spec_path.write_text(repr(spec), encoding="utf-8")
     with contextlib.suppress(FileNotFoundError):
         result_path.unlink()
     started = time.monotonic()
@@ -144,20 +145,23 @@ def run_child(
     live = LiveChild(process)
     if on_start is not None:
         on_start(live)
+    # Popen.wait(timeout) polls with sleeps of up to 50 ms, a cost paid by every
+    # entry; a blocking wait in a thread wakes the moment the child exits.
+    exited = threading.Event()
+    waiter = threading.Thread(target=lambda: (process.wait(), exited.set()), daemon=True)
+    waiter.start()
     timed_out = False
     try:
-        process.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        live.kill_group(signal.SIGTERM)
-        try:
-            process.wait(timeout=GRACE_SECONDS)
-        except subprocess.TimeoutExpired:
-            live.kill_group(signal.SIGKILL)
-            process.wait()
+        if not exited.wait(timeout):
+            timed_out = True
+            live.kill_group(signal.SIGTERM)
+            if not exited.wait(GRACE_SECONDS):
+                live.kill_group(signal.SIGKILL)
+                exited.wait()
     finally:
         # The child is gone; take anything it left behind in its group with it.
         live.kill_group(signal.SIGKILL)
+        waiter.join()
         for drain in drains:
             drain.join()
     duration = time.monotonic() - started

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from mgradcheck.cli import cli
 from tests.conftest import BEHAVIOURS, MINIMAL, write_entry
 
-MGRADCHECK = [sys.executable, "-m", "mgradcheck.cli"]
+MGRADCHECK = [sys.executable, "-m", "mgradcheck"]
 
 
 def mgradcheck(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:

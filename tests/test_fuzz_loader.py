@@ -115,7 +115,7 @@ def test_python_tags_never_construct_anything(tmp_path: Path) -> None:
     for i, payload in enumerate(payloads):
         (tmp_path / f"p{i}.yaml").write_text(payload)
     result = subprocess.run(
-        [sys.executable, "-m", "mgradcheck.cli", "validate", str(tmp_path)],
+        [sys.executable, "-m", "mgradcheck", "validate", str(tmp_path)],
         capture_output=True,
         text=True,
         check=False,

@@ -1,6 +1,6 @@
 """Run one corpus entry in this (fresh) interpreter and write its result as JSON.
 
-Usage: python -X faulthandler bootstrap.py SPEC.json RESULT.json
+Usage: python -X faulthandler bootstrap.py SPEC RESULT.json
 
 This file runs under whatever Python and MLX the user points mgradcheck at, so
 it imports only the standard library until it reaches NumPy and MLX, and it
@@ -8,41 +8,98 @@ loads the rest of ``mgradcheck.child`` by file location rather than from the
 parent's site-packages. The result file is written atomically (temp + rename):
 a result file that is missing or unreadable means the child died, and the
 parent then reads the exit status instead.
+
+Start-up time is the floor of every run, so this file imports almost nothing:
+the spec arrives as a Python literal (read with ``eval`` and no builtins, since
+``json`` would pull in ``re``), the result is encoded by a small JSON writer,
+and ``traceback`` and NumPy are loaded only when needed.
 """
 
 from __future__ import annotations
 
-import importlib.util
-import json
 import os
-import platform
 import sys
 import time
-import traceback
-from typing import Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 RESULT_VERSION = 1
 TAIL = 4000
 
 
 def _load_package() -> None:
-    """Make ``import mgradcheck`` resolve to the copy this file belongs to."""
-    pkg_dir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    """Make ``import mgradcheck`` resolve to the copy this file belongs to.
+
+    The package is set up by hand from its directory so that the parent's
+    site-packages never lands on this interpreter's path.
+    """
     if "mgradcheck" in sys.modules:
         return
-    spec = importlib.util.spec_from_file_location(
-        "mgradcheck", os.path.join(pkg_dir, "__init__.py"), submodule_search_locations=[pkg_dir]
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
+    pkg_dir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    init = os.path.join(pkg_dir, "__init__.py")
+    module = type(sys)("mgradcheck")
+    module.__file__ = init
+    module.__path__ = [pkg_dir]
     sys.modules["mgradcheck"] = module
-    spec.loader.exec_module(module)
+    with open(init, encoding="utf-8") as f:
+        exec(compile(f.read(), init, "exec"), module.__dict__)
+
+
+def read_spec(path: str) -> dict[str, Any]:
+    """Read the spec the parent wrote with ``repr()``: plain literals only."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    names = {"__builtins__": {}, "inf": float("inf"), "nan": float("nan")}
+    spec = eval(compile(text, path, "eval"), names)
+    if not isinstance(spec, dict):
+        raise TypeError("the spec is not a dict")
+    return spec
+
+
+_ESCAPES = {i: f"\\u{i:04x}" for i in range(0x20)}
+_ESCAPES.update({ord("\\"): "\\\\", ord('"'): '\\"', ord("\n"): "\\n", ord("\t"): "\\t"})
+
+
+def dumps(value: Any) -> str:
+    """JSON for the plain values of a result (dict, list, str, int, float, bool, None)."""
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return (
+            repr(value) if value == value and value not in (float("inf"), float("-inf")) else "null"
+        )
+    if isinstance(value, str):
+        text = value.translate(_ESCAPES)
+        # Non-ASCII and lone surrogates (from undecodable output) as \u escapes.
+        if not text.isascii():
+            text = "".join(ch if ord(ch) < 0x80 else _u_escape(ord(ch)) for ch in text)
+        return '"' + text + '"'
+    if isinstance(value, dict):
+        return "{" + ", ".join(dumps(str(k)) + ": " + dumps(v) for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(dumps(v) for v in value) + "]"
+    return dumps(repr(value))
+
+
+def _u_escape(code: int) -> str:
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
 
 
 def _write(path: str, result: dict[str, Any]) -> None:
     tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(result, f)
+    with open(tmp, "w", encoding="ascii") as f:
+        f.write(dumps(result))
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
@@ -63,8 +120,8 @@ def environment() -> dict[str, Any]:
         "backend": None,
         "device": None,
         "float64": False,
-        "python": platform.python_version(),
-        "platform": f"{sys.platform}-{platform.machine()}",
+        "python": ".".join(str(n) for n in sys.version_info[:3]),
+        "platform": f"{sys.platform}-{os.uname().machine if hasattr(os, 'uname') else 'unknown'}",
     }
     try:
         import mlx.core as mx
@@ -88,12 +145,10 @@ def environment() -> dict[str, Any]:
 
 
 def _helpers(env: dict[str, Any]) -> dict[str, Any]:
-    import numpy as np
-
     from mgradcheck.child import checks
 
+    # The helpers, and ``np``: NumPy imported on first use.
     names: dict[str, Any] = {name: getattr(checks, name) for name in checks.__all__}
-    names["np"] = np
     if env["mlx"] is not None:
         import mlx.core as mx
 
@@ -123,8 +178,7 @@ def main(argv: list[str]) -> int:
     result: dict[str, Any] = {"version": RESULT_VERSION, "status": "error", "phase": "setup"}
     spec: Any = None
     try:
-        with open(spec_path, encoding="utf-8") as f:
-            spec = json.load(f)
+        spec = read_spec(spec_path)
         _limit_memory(spec.get("memory_limit"))
         _load_package()
         env = environment()
@@ -160,6 +214,8 @@ def main(argv: list[str]) -> int:
 
 
 def _describe(exc: BaseException) -> dict[str, Any]:
+    import traceback
+
     text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
     return {
         "exc_type": type(exc).__name__,

@@ -6,14 +6,34 @@ reads that as "the bug reproduced" (outcome ``fail``). Any other exception is an
 report line says what went wrong without rerunning anything.
 
 Standard library and NumPy only; MLX arrays are converted through NumPy.
+NumPy is imported on first use: a reproducer that never needs it should not
+pay its import time, which is most of a child's start-up.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Sequence
-from typing import Any
+from types import ModuleType
 
-import numpy as np
+TYPE_CHECKING = False  # typing itself costs start-up time in every child
+if TYPE_CHECKING:
+    from typing import Any
+
+
+class LazyModule(ModuleType):
+    """A module that imports itself on first attribute access."""
+
+    def __getattr__(self, name: str) -> Any:
+        module = importlib.import_module(self.__name__)
+        self.__dict__.update(module.__dict__)
+        return getattr(module, name)
+
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = LazyModule("numpy")
 
 __all__ = [
     "CheckFailed",
@@ -23,6 +43,7 @@ __all__ = [
     "assert_true",
     "fd_grad",
     "fd_jvp",
+    "np",
     "to_numpy",
 ]
 
