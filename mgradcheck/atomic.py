@@ -12,6 +12,24 @@ class WriteError(Exception):
     """A report could not be written; the previous file, if any, is untouched."""
 
 
+def _read_umask() -> int:
+    # The only way to read the umask is to set it; do it once, at import, before threads.
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _read_umask()
+
+
+def _mode_for(path: Path) -> int:
+    """Keep an existing file's mode; a new file gets 0644 less the process umask."""
+    try:
+        return path.stat().st_mode & 0o777
+    except OSError:
+        return 0o644 & ~_UMASK
+
+
 def write_text(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary file in the same directory."""
     path = Path(path)
@@ -21,6 +39,8 @@ def write_text(path: Path, text: str) -> None:
     except OSError as exc:
         raise WriteError(f"cannot write {path}: {exc.strerror or exc}") from None
     try:
+        # mkstemp makes the file 0600; a report is for others to read too.
+        os.fchmod(fd, _mode_for(path))
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
@@ -30,6 +50,12 @@ def write_text(path: Path, text: str) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise WriteError(f"cannot write {path}: {exc.strerror or exc}") from None
+    except BaseException:
+        # The run's SIGINT/SIGTERM handler raises wherever the main thread is,
+        # mid-write included; leave no temporary file behind.
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def check_writable(path: Path) -> None:

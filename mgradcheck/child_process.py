@@ -148,7 +148,12 @@ def run_child(
     # Popen.wait(timeout) polls with sleeps of up to 50 ms, a cost paid by every
     # entry; a blocking wait in a thread wakes the moment the child exits.
     exited = threading.Event()
-    waiter = threading.Thread(target=lambda: (process.wait(), exited.set()), daemon=True)
+
+    def wait_for_exit() -> None:
+        process.wait()
+        exited.set()
+
+    waiter = threading.Thread(target=wait_for_exit, daemon=True)
     waiter.start()
     timed_out = False
     try:

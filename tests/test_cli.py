@@ -174,3 +174,22 @@ def test_interrupt_stops_children_and_keeps_what_finished(
         ["pgrep", "-f", str(runs)], capture_output=True, text=True, check=False
     )
     assert leftover.stdout.strip() == ""
+
+
+def test_reports_are_readable_by_others(tmp_path: Path) -> None:
+    from mgradcheck.atomic import write_text
+
+    fresh = tmp_path / "fresh.json"
+    write_text(fresh, "{}")
+    assert fresh.stat().st_mode & 0o777 == 0o644 & ~_umask()
+    kept = tmp_path / "kept.json"
+    kept.write_text("old")
+    kept.chmod(0o640)
+    write_text(kept, "new")
+    assert kept.stat().st_mode & 0o777 == 0o640
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
