@@ -19,6 +19,12 @@ from mgradcheck.exitcodes import ExitCode
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+if __name__ == "__main__":
+    # Under ``python -m mgradcheck.cli`` this file is ``__main__``; the command modules
+    # registered at the bottom import ``mgradcheck.cli``, which must be this module,
+    # not a second copy that would import them again half-built.
+    sys.modules.setdefault("mgradcheck.cli", sys.modules[__name__])
+
 CORPUS_OPTION = click.option(
     "--corpus",
     "corpus_paths",
@@ -65,6 +71,18 @@ def cli() -> None:
     """
 
 
+def _shard(value: str | None) -> Any:
+    """Parse ``--shard K/N`` into a :class:`~mgradcheck.shard.Shard`, or say what is wrong."""
+    if value is None:
+        return None
+    from mgradcheck.shard import Shard
+
+    try:
+        return Shard.parse(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
 @cli.command()
 @click.argument("ids", nargs=-1)
 @CORPUS_OPTION
@@ -78,8 +96,35 @@ def cli() -> None:
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="Run the children under this interpreter (another environment's MLX).",
 )
+@click.option(
+    "--mlx",
+    "mlx_version",
+    metavar="VERSION",
+    help="Run under this MLX release, in its cached environment (installed on first use). Not with --python.",
+)
 @click.option("--max-memory", type=click.IntRange(1), help="Address-space limit per child, in MiB.")
 @click.option("--json", "json_path", type=click.Path(path_type=Path), help="Write the JSON report here.")
+@click.option("--junit", "junit_path", type=click.Path(path_type=Path), metavar="FILE", help="Write a JUnit XML report here.")
+@click.option(
+    "--summary",
+    "summary_path",
+    type=click.Path(path_type=Path),
+    metavar="FILE",
+    help="Write a Markdown summary here. Default in GitHub Actions: append to $GITHUB_STEP_SUMMARY.",
+)
+@click.option(
+    "--badge",
+    "badge_path",
+    type=click.Path(path_type=Path),
+    metavar="FILE",
+    help="Write a status badge: FILE (.svg added if missing) and FILE's stem + .shields.json beside it.",
+)
+@click.option(
+    "--shard",
+    callback=lambda ctx, param, value: _shard(value),
+    metavar="K/N",
+    help="Run only shard K of N (from 1): the same split in every job, balanced by runs.",
+)
 @click.option("-q", "--quiet", is_flag=True, help="No progress display (the table and summary still print).")
 @user_errors
 def run(
@@ -90,8 +135,13 @@ def run(
     timeout: float | None,
     repeat: int | None,
     python: Path | None,
+    mlx_version: str | None,
     max_memory: int | None,
     json_path: Path | None,
+    junit_path: Path | None,
+    summary_path: Path | None,
+    badge_path: Path | None,
+    shard: Any,
     quiet: bool,
 ) -> None:
     """Run corpus entries (all, or those named by IDS) and judge each against its expectation."""
@@ -101,9 +151,20 @@ def run(
     from mgradcheck.reports import json_report, table
     from mgradcheck.runner import RunOptions, signals_interrupt
 
+    if mlx_version is not None:
+        from mgradcheck.index import parse_version
+
+        release = parse_version(mlx_version)  # checked before anything starts
+        if python is not None:
+            raise pipeline.UsageError("--mlx and --python cannot be used together")
     entries = pipeline.select(pipeline.load_corpus(corpus_paths), ids, tags)
-    outputs = pipeline.Outputs(json=json_path)
+    if shard is not None:
+        from mgradcheck.shard import select as shard_select
+
+        entries = shard_select(entries, shard, repeat)
+    outputs = pipeline.report_outputs(json_path, junit_path, summary_path, badge_path)
     outputs.check()
+    meta = {"shard": str(shard)} if shard is not None else {}
     interpreter = str(python) if python else sys.executable
     options = RunOptions(
         jobs=jobs,
@@ -113,15 +174,21 @@ def run(
     )
     with signals_interrupt():
         try:
-            command, env = pipeline.prepare(interpreter)
+            if mlx_version is not None:
+                from mgradcheck.cli_releases import release_command
+
+                command, env = release_command(release, quiet)
+            else:
+                command, env = pipeline.prepare(interpreter)
         except KeyboardInterrupt:
             sys.exit(ExitCode.INTERRUPTED)
-        report, interrupted = pipeline.execute(entries, command, env, options, display.choose(quiet))
+        report, interrupted = pipeline.execute(
+            entries, command, env, options, display.choose(quiet), outputs, meta
+        )
     from mgradcheck.paths import last_report
 
     json_report.write(report, last_report())
-    if json_path is not None:
-        json_report.write(report, json_path)
+    pipeline.write(report, outputs)
     console = Console(highlight=False)
     if not console.is_terminal:
         console = Console(highlight=False, width=160)
@@ -170,6 +237,23 @@ def validate(paths: Sequence[Path]) -> None:
 
     entries = pipeline.load_corpus(paths)
     click.echo(f"{len(entries)} entries valid")
+
+
+from mgradcheck.cli_report import badge, report  # noqa: E402  (they import this module)
+
+cli.add_command(report)
+cli.add_command(badge)
+
+from mgradcheck.cli_envs import envs  # noqa: E402  (they import this module)
+from mgradcheck.cli_releases import bisect, matrix  # noqa: E402
+
+cli.add_command(envs)
+cli.add_command(bisect)
+cli.add_command(matrix)
+
+from mgradcheck.cli_sweep import sweep  # noqa: E402  (it imports this module)
+
+cli.add_command(sweep)
 
 
 def main() -> None:

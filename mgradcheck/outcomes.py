@@ -14,13 +14,13 @@ class Outcome(enum.Enum):
     """What one run of a reproducer did, observed from outside the child."""
 
     # label, meaning, and the JUnit element a failing verdict takes when this is the
-    # entry's most telling outcome: a dead or hung child is an "error", the rest "failure".
+    # entry's most telling outcome: a dead, hung or stopped child is an "error", the rest "failure".
     PASS = ("pass", "every check held", "failure")
     FAIL = ("fail", "a check failed: the bug reproduced", "failure")
     CRASH = ("crash", "killed by a signal, or exited non-zero without a result", "error")
     ERROR = ("error", "raised an exception other than a failed check", "failure")
     TIMEOUT = ("timeout", "ran past its timeout; its process group was killed", "error")
-    SKIP = ("skip", "a requirement was not met", "skipped")
+    SKIP = ("skip", "a requirement was not met", "failure")
     NOT_RUN = ("not run", "the run stopped before this entry finished", "error")
 
     def __init__(self, label: str, meaning: str, junit: str) -> None:

@@ -126,6 +126,10 @@ class Runner:
             for child in self._live:
                 child.stop()
 
+    def stop(self) -> None:
+        """Kill every child of a run going on in another thread; what is left is not run."""
+        self._stop_all()
+
     def _run_one(self, entry: Entry, index: int, scratch: Path) -> Observation:
         if self._stopping.is_set():
             return not_run()

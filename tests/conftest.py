@@ -55,3 +55,32 @@ bug: {{outcome: fail}}
 code: |
   assert_true(True, "ok")
 """
+
+
+@pytest.fixture(autouse=True)
+def _no_step_summary(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs inside GitHub Actions must not append the tests' summaries to the job's own."""
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+
+
+@pytest.fixture(scope="session")
+def _fake_release_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from tests.fake_mlx import wheel_dir
+
+    root = tmp_path_factory.mktemp("fake-releases")
+    wheel_dir(root)
+    return root
+
+
+@pytest.fixture
+def fake_wheels(_fake_release_root: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A directory of tiny fake MLX releases (tests/fake_mlx.py), installable offline.
+
+    uv runs offline with its own cache; the environments built from these
+    wheels are shared by the session (a test that needs its own sets
+    MGRADCHECK_CACHE itself).
+    """
+    monkeypatch.setenv("UV_OFFLINE", "1")
+    monkeypatch.setenv("UV_CACHE_DIR", str(_fake_release_root / "uv-cache"))
+    monkeypatch.setenv("MGRADCHECK_CACHE", str(_fake_release_root / "cache"))
+    return _fake_release_root / "wheels"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from mgradcheck.atomic import write_text
 from mgradcheck.results import Report
@@ -17,8 +18,8 @@ def write(report: Report, path: Path) -> None:
     write_text(path, render(report))
 
 
-def read(path: Path) -> Report:
-    """Read a report file; raise ValueError with the file named on anything wrong."""
+def load(path: Path) -> dict[str, Any]:
+    """A report file's JSON object, not yet checked against the schema; ValueError names the file."""
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except OSError as exc:
@@ -27,7 +28,17 @@ def read(path: Path) -> Report:
         raise ValueError(f"{path}: not valid JSON: {exc}") from None
     if not isinstance(data, dict):
         raise ValueError(f"{path}: not an mgradcheck report")
+    return data
+
+
+def parse(data: dict[str, Any], path: Path) -> Report:
+    """The report in ``data`` (read from ``path``); ValueError names the file."""
     try:
         return Report.from_json(data)
     except (KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"{path}: {exc}") from None
+
+
+def read(path: Path) -> Report:
+    """Read a report file; raise ValueError with the file named on anything wrong."""
+    return parse(load(path), path)

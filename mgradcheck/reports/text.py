@@ -44,8 +44,11 @@ def telling_run(result: EntryResult) -> Observation | None:
     return next((r for r in result.runs if r.outcome is result.outcome), None)
 
 
-def details(result: EntryResult, limit: int = TAIL_CHARS) -> str:
-    """What a CI log or a pytest failure should show about one entry: why, and what it printed."""
+def details(result: EntryResult, limit: int = TAIL_CHARS, streams: bool = True) -> str:
+    """What a CI log or a pytest failure should show about one entry: why, and what it printed.
+
+    ``streams=False`` leaves out stdout and stderr, for formats that hold them elsewhere.
+    """
     env = result.environment
     lines = [
         f"{result.verdict.label}: {clean(result.judgement.reason)}",
@@ -61,7 +64,10 @@ def details(result: EntryResult, limit: int = TAIL_CHARS) -> str:
             lines.append(f"signal: {run.signal}")
         if run.exit_status is not None:
             lines.append(f"exit status: {run.exit_status}")
-        for name, text in (("traceback", run.traceback), ("stderr", run.stderr), ("stdout", run.stdout)):
+        texts = [("traceback", run.traceback)]
+        if streams:
+            texts += [("stderr", run.stderr), ("stdout", run.stdout)]
+        for name, text in texts:
             if text.strip():
                 lines += [f"--- {name} (tail) ---", tail(text.rstrip(), limit)]
     return "\n".join(lines)

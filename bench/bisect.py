@@ -1,0 +1,111 @@
+"""Benchmark bisect on real MLX releases, in one run.
+
+Prints:
+  * probes per bisect over the full release range, against ceil(log2 N) + 2
+    (both ends, then a halving search);
+  * environment creation time for one release with uv against venv + pip
+    (each twice: the second with the installer's download cache warm), and
+    their ratio;
+  * the time of the same bisect again, when every probe comes from the store.
+
+Uses the real package index (your index settings apply) and a temporary
+mgradcheck cache, so nothing is reused from earlier runs; uv's and pip's own
+download caches are used as they are.
+
+    python bench/bisect.py [ENTRY_ID] [--corpus PATH]
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+# Run as a script, this file's directory comes first on sys.path, and this file is
+# named like the standard library's bisect (which random and tempfile import).
+if sys.path and os.path.abspath(sys.path[0]) == os.path.dirname(os.path.abspath(__file__)):
+    del sys.path[0]
+
+import argparse
+import math
+import tempfile
+import time
+from pathlib import Path
+
+from packaging.version import Version
+
+from mgradcheck import bisect as bisecting
+from mgradcheck import envs, pipeline
+from mgradcheck.index import Source, Target, list_releases
+from mgradcheck.release_runs import Settings
+from mgradcheck.store import ResultsStore
+
+
+def timed_bisect(
+    entry_id: str, corpus: list[Path], settings: Settings
+) -> tuple[bisecting.BisectResult, float]:
+    (entry,) = pipeline.select(pipeline.load_corpus(corpus), [entry_id])
+    started = time.perf_counter()  # the index is asked every time, as the command does
+    plan = bisecting.plan(entry, list_releases(settings.source, settings.target))
+    result = bisecting.bisect(entry, plan, settings)
+    return result, time.perf_counter() - started
+
+
+def creation_time(
+    settings: Settings, installer: envs.Installer, version: Version, scratch: Path
+) -> float:
+    """Seconds to build one environment from nothing, in a fresh cache root."""
+    os.environ["MGRADCHECK_CACHE"] = tempfile.mkdtemp(prefix=f"{installer.value}-", dir=scratch)
+    spec = envs.EnvSpec(version, settings.target, settings.source, installer)
+    started = time.perf_counter()
+    with envs.using(spec) as env:
+        assert not env.reused
+    return time.perf_counter() - started
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("entry", nargs="?", default="where-jvp-zero-tangent")
+    parser.add_argument("--corpus", action="append", type=Path, default=[])
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="mgradcheck-bench-") as tmp:
+        scratch = Path(tmp)
+        os.environ["MGRADCHECK_CACHE"] = str(scratch / "cache")
+        settings = Settings(
+            Target.current(),
+            Source.from_options(),
+            envs.Installer.UV,
+            ResultsStore(scratch / "results"),
+        )
+        releases = list_releases(settings.source, settings.target).versions
+        n = len(releases)
+        print(f"releases: {n} ({releases[0]} .. {releases[-1]}), {settings.target.describe()}")
+
+        cold, cold_s = timed_bisect(args.entry, args.corpus, settings)
+        bound = math.ceil(math.log2(n)) + 2
+        answer = cold.headline()
+        print(
+            f"bisect {args.entry}: {len(cold.probes)} probes (bound ceil(log2 {n}) + 2 = {bound}), {cold_s:.1f} s cold: {answer}"
+        )
+
+        warm, warm_s = timed_bisect(args.entry, args.corpus, settings)
+        stored = sum(p.cached for p in warm.probes)
+        print(
+            f"warm-cache bisect: {warm_s:.2f} s ({stored}/{len(warm.probes)} probes from the store)"
+        )
+
+        version = releases[-1]
+        times = {}
+        for installer in (envs.Installer.UV, envs.Installer.PIP):
+            first = creation_time(settings, installer, version, scratch)
+            second = creation_time(settings, installer, version, scratch)
+            times[installer] = second
+            print(
+                f"env creation, mlx {version} with {installer.value}: {first:.1f} s first, {second:.1f} s again"
+            )
+        ratio = times[envs.Installer.PIP] / times[envs.Installer.UV]
+        print(f"venv + pip / uv: {ratio:.1f}x (second builds)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,349 @@
+"""``mgradcheck bisect``: which MLX release fixed (or broke) one corpus entry, on real releases.
+
+plan (pick and check the ends) -> check both ends -> least-satisfying search
+(:mod:`mgradcheck.search`) over the releases between, each probe a real run in
+the release's cached environment (:mod:`mgradcheck.release_runs`) -> report.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from packaging.version import Version
+
+from mgradcheck.entry import Entry
+from mgradcheck.index import Listing, ReleaseError
+from mgradcheck.regress import RegressOn, State, judge
+from mgradcheck.release_runs import ReleaseRun, Settings, Status, run_release
+from mgradcheck.search import Satisfies, least_satisfying, steps_left
+
+COMPARE = "https://github.com/ml-explore/mlx/compare/{}...{}"
+SCHEMA = "mgradcheck-bisect"
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The releases to search, oldest first, and which end the user (or the entry) calls good."""
+
+    good: Version
+    bad: Version
+    versions: tuple[Version, ...]
+
+    @property
+    def direction(self) -> str:
+        """``fix`` when the good end is the newer one, else ``regression``."""
+        return "fix" if self.good > self.bad else "regression"
+
+
+def _allowed(entry: Entry, versions: Sequence[Version]) -> list[Version]:
+    spec = entry.requires.mlx
+    return [v for v in versions if spec is None or spec.contains(v, prereleases=True)]
+
+
+def default_ends(
+    entry: Entry, versions: Sequence[Version], backend: str
+) -> tuple[Version, Version]:
+    """(good, bad) from the entry: the fix of a fixed bug, the break of a regression or open bug.
+
+    The whole range the entry allows is searched, so a wrong ``fixed_in`` or
+    ``introduced_in`` shows up instead of being assumed.
+    """
+    fixed = entry.bug.fixed_in.get(backend)
+    introduced = entry.bug.introduced_in.get(backend)
+    oldest, newest = versions[0], versions[-1]
+    if fixed is not None:
+        buggy = [v for v in versions if v < fixed and (introduced is None or v >= introduced)]
+        return newest, (buggy[0] if buggy else oldest)
+    if introduced is not None:
+        clean = [v for v in versions if v < introduced]
+        return (clean[0] if clean else oldest), newest
+    return oldest, newest
+
+
+def plan(
+    entry: Entry, listing: Listing, good: Version | None = None, bad: Version | None = None
+) -> Plan:
+    versions = _allowed(entry, listing.versions)
+    for end in (good, bad):
+        if end is None:
+            continue
+        listing.require(end)
+        if end not in versions:
+            raise ReleaseError(f"{entry.id} needs mlx {entry.requires.mlx}; {end} is outside that")
+    if len(versions) < 2:
+        raise ReleaseError(
+            f"{listing.empty_reason() if not versions else 'only one release'} to bisect {entry.id} on"
+        )
+    default_good, default_bad = default_ends(entry, versions, listing.target.backend)
+    good = good if good is not None else (default_good if default_good != bad else None)
+    bad = bad if bad is not None else (default_bad if default_bad != good else None)
+    if good is None or bad is None or good == bad:
+        raise ReleaseError("--good and --bad must be two different releases")
+    low, high = min(good, bad), max(good, bad)
+    return Plan(good, bad, tuple(v for v in versions if low <= v <= high))
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One release, judged."""
+
+    version: Version
+    state: State
+    outcome: str
+    reason: str
+    cached: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": str(self.version),
+            "state": self.state.label,
+            "outcome": self.outcome,
+            "reason": self.reason,
+            "cached": self.cached,
+        }
+
+
+def tag(version: Version) -> str:
+    """The upstream git ref of a release, or the commit of a ``+g<sha>`` build."""
+    local = version.local or ""
+    if local.startswith("g") and all(c in "0123456789abcdef" for c in local[1:]) and len(local) > 7:
+        return local[1:]
+    return f"v{version}"
+
+
+@dataclass(frozen=True)
+class BisectResult:
+    entry_id: str
+    content_hash: str
+    regress_on: RegressOn
+    pattern: str | None
+    plan: Plan
+    target: str
+    probes: tuple[Probe, ...]
+    boundary: tuple[Version, Version] | None = None  # (older, newer), adjacent but for unknowns
+    stopped: str | None = None  # why there was nothing to search, as a sentence
+    recorded: str | None = None  # what the corpus says about where the change is, if it disagrees
+    reproduce: str = ""
+
+    def state_of(self, version: Version) -> State | None:
+        return next((p.state for p in self.probes if p.version == version), None)
+
+    @property
+    def unknown_between(self) -> list[Version]:
+        if self.boundary is None:
+            return []
+        older, newer = self.boundary
+        return [v for v in self.plan.versions if older < v < newer]
+
+    @property
+    def compare_url(self) -> str | None:
+        if self.boundary is None:
+            return None
+        return COMPARE.format(tag(self.boundary[0]), tag(self.boundary[1]))
+
+    def headline(self) -> str:
+        if self.stopped is not None or self.boundary is None:
+            return self.stopped or "no result"
+        older, newer = self.boundary
+        gap = f" ({len(self.unknown_between)} unknown between)" if self.unknown_between else ""
+        if self.plan.direction == "fix":
+            return f"last bad: mlx {older}; first good: mlx {newer}{gap}"
+        return f"last good: mlx {older}; first bad: mlx {newer}{gap}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA,
+            "schema_version": SCHEMA_VERSION,
+            "entry": self.entry_id,
+            "content_hash": self.content_hash,
+            "regress_on": self.regress_on.label,
+            "match": self.pattern,
+            "target": self.target,
+            "good": str(self.plan.good),
+            "bad": str(self.plan.bad),
+            "direction": self.plan.direction,
+            "releases": [str(v) for v in self.plan.versions],
+            "boundary": [str(v) for v in self.boundary] if self.boundary else None,
+            "unknown_between": [str(v) for v in self.unknown_between],
+            "compare": self.compare_url,
+            "stopped": self.stopped,
+            "headline": self.headline(),
+            "recorded": self.recorded,
+            "reproduce": self.reproduce,
+            "probes": [p.to_json() for p in self.probes],
+        }
+
+
+def reproduce_command(
+    entry_id: str,
+    good: Version,
+    bad: Version,
+    regress_on: RegressOn,
+    pattern: str | None,
+    extra: Sequence[str],
+) -> str:
+    argv = ["mgradcheck", "bisect", entry_id, "--good", str(good), "--bad", str(bad)]
+    if regress_on is not RegressOn.SIGNATURE:
+        argv += ["--regress-on", regress_on.label]
+    if pattern is not None:
+        argv += ["--match", pattern]
+    return shlex.join([*argv, *extra])
+
+
+def _disagreement(
+    entry: Entry, backend: str, result_plan: Plan, older: Version, newer: Version
+) -> str | None:
+    """A sentence when the corpus records the change somewhere this bisect did not find it."""
+    key = "fixed_in" if result_plan.direction == "fix" else "introduced_in"
+    recorded = (entry.bug.fixed_in if key == "fixed_in" else entry.bug.introduced_in).get(backend)
+    if recorded is None or older < recorded <= newer:
+        return None
+    return (
+        f"the corpus records {key} {recorded} for {backend}, but this bisect puts the change "
+        f"between {older} and {newer}: the entry may need updating"
+    )
+
+
+def bisect(
+    entry: Entry,
+    the_plan: Plan,
+    settings: Settings,
+    regress_on: RegressOn = RegressOn.SIGNATURE,
+    pattern: str | None = None,
+    status: Status | None = None,
+    on_probe: Callable[[Probe, int], None] | None = None,
+    extra_args: Sequence[str] = (),
+) -> BisectResult:
+    """Check both ends, then search between them; every probe is one release, run once at most."""
+    versions = the_plan.versions
+    probes: dict[Version, Probe] = {}
+    say = status or (lambda text: None)
+    done = 0
+
+    def probe(version: Version, left: int) -> Probe:
+        nonlocal done
+        if version not in probes:
+            step = f"[{done + 1}/<={done + 1 + left}]"
+            (run,) = run_release(version, [entry], settings, lambda text: say(f"{step} {text}"))
+            probes[version] = _judged(entry, run, regress_on, pattern)
+            done += 1
+            if on_probe is not None:
+                on_probe(probes[version], left)
+        return probes[version]
+
+    common: dict[str, Any] = {
+        "entry_id": entry.id,
+        "content_hash": entry.content_hash,
+        "regress_on": regress_on,
+        "pattern": pattern,
+        "plan": the_plan,
+        "target": settings.target.describe(),
+    }
+    search_steps = steps_left(len(versions), {0: Satisfies.NO, len(versions) - 1: Satisfies.YES})
+    good = probe(the_plan.good, 1 + search_steps)
+    bad = probe(the_plan.bad, search_steps)
+    stopped = _ends_disagree(good, bad, regress_on)
+    if stopped is not None:
+        return BisectResult(probes=tuple(probes.values()), stopped=stopped, **common)
+
+    upper = probes[versions[-1]].state
+
+    def predicate(index: int, left: int) -> Satisfies:
+        state = probe(versions[index], left).state
+        if state is State.UNKNOWN:
+            return Satisfies.UNKNOWN
+        return Satisfies.YES if state is upper else Satisfies.NO
+
+    found, _ = least_satisfying(
+        len(versions), predicate, {0: Satisfies.NO, len(versions) - 1: Satisfies.YES}
+    )
+    older, newer = versions[found.last_no], versions[found.first_yes]
+    good_end, bad_end = (newer, older) if the_plan.direction == "fix" else (older, newer)
+    return BisectResult(
+        probes=tuple(probes.values()),
+        boundary=(older, newer),
+        recorded=_disagreement(entry, settings.target.backend, the_plan, older, newer)
+        if regress_on is RegressOn.SIGNATURE
+        else None,
+        reproduce=reproduce_command(entry.id, good_end, bad_end, regress_on, pattern, extra_args),
+        **common,
+    )
+
+
+def _judged(entry: Entry, run: ReleaseRun, regress_on: RegressOn, pattern: str | None) -> Probe:
+    if run.problem is not None:
+        return Probe(run.version, State.UNKNOWN, run.outcome_text, run.problem, run.cached)
+    state, reason = judge(entry, run.runs, regress_on, pattern)
+    return Probe(run.version, state, run.outcome_text, reason, run.cached)
+
+
+def _ends_disagree(good: Probe, bad: Probe, regress_on: RegressOn) -> str | None:
+    """None when the good end is good and the bad end bad; else the sentence that stops the bisect."""
+    what = f"bad meaning {regress_on.meaning}"
+    for end, role in ((good, "--good"), (bad, "--bad")):
+        if end.state is State.UNKNOWN:
+            return (
+                f"Cannot judge mlx {end.version} ({role}): {end.reason}. "
+                f"Pick another {role} release."
+            )
+    if good.state is State.GOOD and bad.state is State.BAD:
+        return None
+    if good.state is State.BAD and bad.state is State.GOOD:
+        return (
+            f"mlx {good.version} (--good) is bad and mlx {bad.version} (--bad) is good ({what}); "
+            f"swap them (--good {bad.version} --bad {good.version}) to find where that changed."
+        )
+    both = good.state.label
+    return (
+        f"mlx {good.version} and mlx {bad.version} are both {both} ({what}: {good.reason}), "
+        f"so there is no change between them to find."
+    )
+
+
+def probe_line(probe: Probe, left: int) -> str:
+    """One finished probe, for the progress display."""
+    stored = " (stored)" if probe.cached else ""
+    more = f"  [at most {left} more]" if left else ""
+    return (
+        f"mlx {probe.version}: {probe.state.label}: {probe.outcome}: {probe.reason}{stored}{more}"
+    )
+
+
+def render(result: BisectResult, console: Any) -> None:
+    """The report: every probe in release order, then the answer, the compare link and how to rerun."""
+    from rich.table import Table
+
+    console.print(
+        f"[bold]bisect {result.entry_id}[/] ({result.target}): bad means {result.regress_on.meaning}"
+    )
+    table = Table(show_lines=False)
+    for name in ("mlx", "probe", "state", "outcome", "reason"):
+        table.add_column(name, overflow="fold", no_wrap=name in ("mlx", "probe"))
+    order = {p.version: i + 1 for i, p in enumerate(result.probes)}
+    edges = set(result.boundary or ())
+    for version in result.plan.versions:
+        probe = next((p for p in result.probes if p.version == version), None)
+        if probe is None:
+            table.add_row(str(version), "", "[dim]not needed[/]", "", "")
+            continue
+        edge = " <" if version in edges else ""
+        step = f"#{order[version]}" + (" stored" if probe.cached else "")
+        state = f"[{probe.state.colour}]{probe.state.label}[/]{edge}"
+        reason = probe.reason.strip().splitlines()[0] if probe.reason.strip() else ""
+        table.add_row(str(version), step, state, probe.outcome, reason)
+    console.print(table)
+    console.print(f"[bold]{result.headline()}[/]")
+    if result.compare_url:
+        console.print(f"changes between them: {result.compare_url}", soft_wrap=True)
+    if result.unknown_between:
+        console.print(
+            f"could not judge between them: {', '.join(map(str, result.unknown_between))}"
+        )
+    if result.recorded:
+        console.print(f"note: {result.recorded}", soft_wrap=True)
+    if result.reproduce:
+        console.print(f"reproduce with: {result.reproduce}", soft_wrap=True, markup=False)

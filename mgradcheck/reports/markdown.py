@@ -1,0 +1,115 @@
+"""A Markdown summary for a CI job page (GitHub's job summary, or any Markdown viewer).
+
+Counts first, then a table of the verdicts that need a person (the same rows
+that make the exit status 1), then every entry in a collapsed table. GitHub
+refuses a step summary over 1 MiB, so rows that do not fit are dropped from
+the end with a note saying how many.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from mgradcheck.atomic import write_text
+from mgradcheck.outcomes import Verdict
+from mgradcheck.reports.text import one_line
+from mgradcheck.results import EntryResult, Report
+
+GITHUB_LIMIT = 1024 * 1024  # bytes GitHub accepts in one step's summary
+REASON_CHARS = 160
+_RESERVE = 600  # bytes kept back for the closing lines and the truncation note
+
+
+def _cell(text: str, width: int = REASON_CHARS) -> str:
+    line = one_line(text, width)
+    for char, escaped in (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"), ("|", "\\|")):
+        line = line.replace(char, escaped)
+    return line
+
+
+def _row(r: EntryResult, columns: tuple[str, ...]) -> str:
+    values = {
+        "entry": f"`{_cell(r.id)}`",
+        "environment": _cell(r.environment.label),
+        "outcome": _cell(r.outcome_text + (" (flaky)" if r.judgement.flaky else "")),
+        "verdict": f"**{r.verdict.label}**" if r.verdict.is_failure else r.verdict.label,
+        "time": f"{r.duration:.1f}s",
+        "reason": _cell(r.judgement.reason),
+    }
+    return "| " + " | ".join(values[c] for c in columns) + " |"
+
+
+def _header(columns: tuple[str, ...]) -> list[str]:
+    align = {"time": "--:"}
+    return [
+        "| " + " | ".join(columns) + " |",
+        "|" + "|".join(align.get(c, "---") for c in columns) + "|",
+    ]
+
+
+def render(report: Report, limit: int = GITHUB_LIMIT) -> str:
+    """The summary, at most ``limit`` bytes of UTF-8."""
+    tally = report.tally()
+    lines = [f"## mgradcheck: {report.summary_line()}", ""]
+    partial = report.meta.get("partial")
+    if isinstance(partial, dict):
+        lines += [
+            f"> **Partial:** {partial.get('finished')} of {partial.get('planned')} entries had "
+            "finished when this was written; the run did not complete.",
+            "",
+        ]
+    elif report.interrupted:
+        lines += ["> **Interrupted:** entries marked *not run* did not finish.", ""]
+    lines += ["| verdict | entries | meaning |", "|---|--:|---|"]
+    lines += [f"| {v.label} | {tally[v]} | {v.meaning} |" for v in Verdict if tally[v]]
+    envs = ", ".join(
+        f"`{_cell(e.label)}` ({_cell(e.device or '?')}, {e.platform})" for e in report.environments
+    )
+    lines += ["", f"Environments: {envs or 'none'}", ""]
+
+    budget = limit - _RESERVE - len("\n".join(lines).encode("utf-8"))
+    dropped = 0
+
+    def table(rows: list[EntryResult], columns: tuple[str, ...]) -> list[str]:
+        nonlocal budget, dropped
+        out = _header(columns)
+        budget -= len("\n".join(out).encode("utf-8")) + 1
+        for i, r in enumerate(rows):
+            row = _row(r, columns)
+            size = len(row.encode("utf-8")) + 1
+            if size > budget:
+                dropped += len(rows) - i
+                break
+            out.append(row)
+            budget -= size
+        return out
+
+    unexpected = [r for r in report.results if r.verdict.is_failure]
+    if unexpected:
+        lines += [f"### Needs attention ({len(unexpected)})", ""]
+        lines += table(unexpected, ("entry", "environment", "outcome", "verdict", "reason"))
+        lines.append("")
+    lines += [f"<details><summary>All {len(report.results)} entries</summary>", ""]
+    lines += table(
+        list(report.results), ("entry", "environment", "outcome", "verdict", "time", "reason")
+    )
+    lines += ["", "</details>", ""]
+    if dropped:
+        lines += [
+            f"*{dropped} rows not shown to stay within the summary size limit; see the JSON report.*",
+            "",
+        ]
+    return "\n".join(lines)
+
+
+def step_summary() -> Path | None:
+    """GitHub Actions' job summary file, when running there."""
+    value = os.environ.get("GITHUB_STEP_SUMMARY")
+    return Path(value) if value else None
+
+
+def write(report: Report, path: Path, prefix: str = "") -> None:
+    """Write the summary after ``prefix`` (what an appended-to file held before), within the limit."""
+    limit = GITHUB_LIMIT - len(prefix.encode("utf-8"))
+    write_text(path, prefix + render(report, limit))

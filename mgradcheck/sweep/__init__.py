@@ -1,0 +1,1 @@
+"""``mgradcheck sweep``: gradcheck over a catalogue of MLX operations, each case in a child."""

@@ -1,0 +1,94 @@
+"""Write each shrunk finding as a ready corpus entry (a ``gradcheck:`` block) that reproduces it."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from mgradcheck.atomic import write_text
+from mgradcheck.observation import Environment
+from mgradcheck.sweep.findings import Group
+from mgradcheck.sweep.shrink import Shrunk
+
+ISSUES = "https://github.com/ml-explore/mlx/issues"
+OUTCOME = {"crash": "crash", "timeout": "timeout"}  # every other kind is a failed check
+
+
+def entry_id(group: Group) -> str:
+    parts = ["sweep", group.op, group.kind, group.check]
+    text = "-".join(p for p in parts if p)
+    return re.sub(r"-+", "-", re.sub(r"[^a-z0-9]+", "-", text.lower())).strip("-")
+
+
+def _describe(group: Group, shrunk: Shrunk, env: Environment) -> str:
+    result = shrunk.result
+    lines = [
+        f"Found by `mgradcheck sweep` on mlx {env.mlx} ({env.backend}): {group.title}.",
+        f"Catalogue cases showing it: {', '.join(sorted({r.task.key for r in group.results}))}.",
+    ]
+    found = group.matching(result)
+    if found:
+        first = found[0]
+        lines.append(f"{first['paths']}, traced ({', '.join(first['traced'])}), {first['dtype']}: {first['detail']}")
+    elif result.message:
+        lines.append(result.message.splitlines()[0])
+    if shrunk.steps:
+        lines.append(f"Shrunk by: {'; '.join(shrunk.steps)}.")
+    return "\n".join(textwrap.shorten(line, 600, placeholder=" ...") for line in lines)
+
+
+def entry_data(group: Group, shrunk: Shrunk, env: Environment) -> dict[str, Any]:
+    """The corpus entry as plain data, keys in the corpus's usual order."""
+    outcome = OUTCOME.get(group.kind, "fail")
+    bug: dict[str, Any] = {"outcome": outcome, "affects": [env.backend or "cpu"], "fixed_in": None}
+    if outcome == "fail":
+        bug["match"] = re.escape(f"[{group.kind}]")
+    spec: Mapping[str, Any] = shrunk.spec
+    return {
+        "id": entry_id(group),
+        "title": f"sweep: {group.title}",
+        "summary": _describe(group, shrunk, env),
+        "upstream": {"report": ISSUES},
+        "tags": ["sweep", group.results[0].task.case.family],
+        "bug": bug,
+        "timeout": 120,
+        "evidence": [{"mlx": env.mlx, "backend": env.backend, "outcome": outcome, "note": "found by mgradcheck sweep"}],
+        "notes": "Unreported: file it upstream and put the issue's link in upstream.report.",
+        "gradcheck": dict(spec),
+    }
+
+
+class _Dumper(yaml.SafeDumper):
+    pass
+
+
+def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+def _list(dumper: yaml.SafeDumper, value: list[Any]) -> yaml.SequenceNode:
+    # Short lists of scalars (shapes, ranges, dtypes) read best inline.
+    flow = all(not isinstance(v, (dict, list)) for v in value)
+    return dumper.represent_sequence("tag:yaml.org,2002:seq", value, flow_style=flow)
+
+
+_Dumper.add_representer(str, _str)
+_Dumper.add_representer(list, _list)
+
+
+def entry_text(group: Group, shrunk: Shrunk, env: Environment) -> str:
+    body = yaml.dump(entry_data(group, shrunk, env), Dumper=_Dumper, sort_keys=False, width=100)
+    head = f"# Emitted by mgradcheck sweep on mlx {env.mlx} ({env.backend}); review before adding to the corpus.\n"
+    return head + body
+
+
+def write(directory: Path, group: Group, shrunk: Shrunk, env: Environment) -> Path:
+    path = directory / f"{entry_id(group)}.yaml"
+    write_text(path, entry_text(group, shrunk, env))
+    return path

@@ -1,0 +1,239 @@
+"""Run sweep tasks in children, several per child, without giving up crash isolation.
+
+Each child runs a batch of gradcheck specs and appends a "start" and a "done"
+line per case to a log file the parent names. When a child dies (a segfault in
+MLX, an abort, a timeout), the case that started without finishing is re-run
+alone, and the cases that never started are batched again; a case that
+crashes alone is a finding, one that crashed only after others in its batch is
+noted as such.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import shutil
+import tempfile
+import time
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mgradcheck.child_process import ChildCommand
+from mgradcheck.entry import Bug, Entry, Upstream
+from mgradcheck.observation import Environment, Observation
+from mgradcheck.outcomes import Outcome
+from mgradcheck.results import EntryResult
+from mgradcheck.runner import Runner, RunOptions
+from mgradcheck.sweep.catalogue import Case
+
+UNSUPPORTED_WORDS = ("not implemented", "not yet implemented", "not supported", "unsupported", "has no attribute")
+
+
+class Status(enum.Enum):
+    """What one case at one dtype did, in report order."""
+
+    WRONG = ("wrong answer", True)
+    CRASH = ("crash", True)
+    TIMEOUT = ("timeout", True)
+    ERROR = ("error", False)  # the case itself raised: a catalogue or harness problem
+    UNSUPPORTED = ("unsupported", False)
+    NOT_CHECKED = ("not checked", False)
+    PASS = ("pass", False)
+    NOT_RUN = ("not run", False)
+
+    def __init__(self, label: str, is_finding: bool) -> None:
+        self.label = label
+        self.is_finding = is_finding
+
+
+@dataclass(frozen=True)
+class Task:
+    case: Case
+    dtype: str
+    spec: Mapping[str, Any]
+
+    @classmethod
+    def of(cls, case: Case, dtype: str, **spec_options: Any) -> Task:
+        return cls(case, dtype, case.spec(dtype, **spec_options))
+
+    @property
+    def key(self) -> str:
+        return f"{self.case.id}[{self.dtype}]"
+
+
+@dataclass
+class CaseResult:
+    task: Task
+    status: Status
+    findings: list[dict[str, Any]] = field(default_factory=list)
+    unsupported: list[str] = field(default_factory=list)
+    not_checked: list[str] = field(default_factory=list)
+    message: str = ""
+    note: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "case": self.task.case.id,
+            "op": self.task.case.op,
+            "dtype": self.task.dtype,
+            "status": self.status.label,
+            "findings": self.findings,
+            "unsupported": self.unsupported,
+            "not_checked": self.not_checked,
+            "message": self.message,
+            "note": self.note,
+            "spec": dict(self.task.spec),
+        }
+
+
+def unsupported(text: str) -> bool:
+    lowered = text.lower()
+    return any(word in lowered for word in UNSUPPORTED_WORDS)
+
+
+def from_line(task: Task, line: Mapping[str, Any]) -> CaseResult:
+    """A case's result from its "done" log line."""
+    if "error" in line:
+        text = str(line["error"])
+        return CaseResult(task, Status.UNSUPPORTED if unsupported(text) else Status.ERROR, message=text)
+    data = line["result"]
+    result = CaseResult(
+        task,
+        Status.PASS,
+        list(data["findings"]),
+        list(data["unsupported"]),
+        list(data["not_checked"]),
+    )
+    if result.findings:
+        result.status = Status.WRONG
+    elif data["checked"] == 0:
+        result.status = Status.UNSUPPORTED if result.unsupported else Status.NOT_CHECKED
+    return result
+
+
+def from_observation(task: Task, run: Observation) -> CaseResult:
+    """A case that died without a "done" line: what the runner saw of its child."""
+    tail = "\n".join(run.stderr.strip().splitlines()[-12:])
+    if run.outcome is Outcome.CRASH:
+        return CaseResult(task, Status.CRASH, message=f"{run.reason}\n{tail}".strip())
+    if run.outcome is Outcome.TIMEOUT:
+        return CaseResult(task, Status.TIMEOUT, message=run.reason)
+    if run.outcome is Outcome.NOT_RUN:
+        return CaseResult(task, Status.NOT_RUN)
+    return CaseResult(task, Status.ERROR, message=f"no result from the child: {run.reason}\n{tail}".strip())
+
+
+def batch_entry(number: int, specs: Sequence[Mapping[str, Any]], log: Path, timeout: float) -> Entry:
+    """A code entry whose child runs ``specs`` one after another, logging each to ``log``."""
+    code = (
+        "from mgradcheck.child.gradcheck import run_batch\n"
+        f"run_batch({[dict(s) for s in specs]!r}, {str(log)!r}, globals())\n"
+    )
+    return Entry(
+        id=f"sweep-batch-{number}",
+        title=f"sweep batch {number}",
+        summary="gradcheck cases run by mgradcheck sweep",
+        upstream=Upstream("https://github.com/ml-explore/mlx/issues"),
+        bug=Bug((Outcome.FAIL,), affects=()),
+        path="<sweep>",
+        line=0,
+        timeout=timeout * len(specs),
+        code=code,
+    )
+
+
+def _read_log(path: Path) -> tuple[dict[int, dict[str, Any]], set[int]]:
+    done: dict[int, dict[str, Any]] = {}
+    started: set[int] = set()
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return done, started
+    for raw in text.splitlines():
+        try:
+            line = json.loads(raw)
+        except ValueError:
+            continue  # a line cut short by the crash
+        (done.__setitem__(line["case"], line) if line.get("event") == "done" else started.add(line["case"]))
+    return done, started
+
+
+class Silent:
+    """No progress display: the sweep reports its own."""
+
+    def start(self, total: int) -> None: ...
+    def entry_finished(self, result: EntryResult) -> None: ...
+    def stop(self) -> None: ...
+
+
+Progress = Callable[[int, int, Sequence[CaseResult]], None]
+
+
+class Executor:
+    """Runs tasks in batches of children through :class:`~mgradcheck.runner.Runner`."""
+
+    def __init__(
+        self,
+        command: ChildCommand,
+        environment: Environment,
+        jobs: int = 2,
+        batch_size: int = 6,
+        timeout: float = 120.0,
+        progress: Progress | None = None,
+    ) -> None:
+        self.command = command
+        self.environment = environment
+        self.jobs = max(1, jobs)
+        self.batch_size = max(1, batch_size)
+        self.timeout = timeout
+        self.progress = progress
+        self._numbers = iter(range(1 << 62))
+
+    def run(self, tasks: Sequence[Task], deadline: float | None = None, batch_size: int | None = None) -> list[CaseResult]:
+        """Every task's result, in order; those left when ``deadline`` (monotonic) passes are "not run"."""
+        size = batch_size or self.batch_size
+        results: dict[int, CaseResult] = {}
+        queue: deque[list[int]] = deque(
+            list(range(i, min(i + size, len(tasks)))) for i in range(0, len(tasks), size)
+        )
+        notes: dict[int, str] = {}
+        scratch = Path(tempfile.mkdtemp(prefix="mgradcheck-sweep-"))
+        try:
+            while queue and (deadline is None or time.monotonic() < deadline):
+                wave = [queue.popleft() for _ in range(min(2 * self.jobs, len(queue)))]
+                logs = [scratch / f"batch-{next(self._numbers)}.jsonl" for _ in wave]
+                entries = [
+                    batch_entry(i, [tasks[t].spec for t in batch], log, self.timeout)
+                    for i, (batch, log) in enumerate(zip(wave, logs))
+                ]
+                outcome = Runner(self.command, self.environment, RunOptions(jobs=self.jobs), Silent()).run(entries)
+                if outcome.interrupted is not None:
+                    raise outcome.interrupted
+                finished: list[CaseResult] = []
+                for batch, log, entry_result in zip(wave, logs, outcome.results):
+                    done, started = _read_log(log)
+                    run = entry_result.runs[0]
+                    unstarted = []
+                    for pos, t in enumerate(batch):
+                        if pos in done:
+                            results[t] = from_line(tasks[t], done[pos])
+                            results[t].note = notes.get(t, "")
+                            finished.append(results[t])
+                        elif len(batch) == 1:
+                            results[t] = from_observation(tasks[t], run)
+                            finished.append(results[t])
+                        elif pos in started:
+                            notes[t] = f"its batch child died ({run.reason}) while running it"
+                            queue.appendleft([t])  # the suspect runs alone, next
+                        else:
+                            unstarted.append(t)
+                    if unstarted:
+                        queue.append(unstarted)
+                if self.progress is not None:
+                    self.progress(len(results), len(tasks), finished)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        return [results.get(i) or CaseResult(task, Status.NOT_RUN) for i, task in enumerate(tasks)]

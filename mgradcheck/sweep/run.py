@@ -1,0 +1,158 @@
+"""The stages of ``mgradcheck sweep``: run the catalogue, group, shrink, emit, confirm.
+
+Each stage is a plain function over typed values, importable and testable
+without Click. The budget bounds the whole sweep: the catalogue gets three
+quarters of it, shrinking what is left; confirming the emitted entries (one
+child each) always runs, so every entry written is known to reproduce or not.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mgradcheck import __version__
+from mgradcheck.child.gradcheck import CHECKS
+from mgradcheck.child_process import ChildCommand
+from mgradcheck.observation import Environment
+from mgradcheck.sweep import emit
+from mgradcheck.sweep.catalogue import DTYPES, Case, catalogue, select, tasks
+from mgradcheck.sweep.execute import CaseResult, Executor, Progress, Silent, Status, Task
+from mgradcheck.sweep.findings import Group, group
+from mgradcheck.sweep.shrink import Shrunk, shrink
+
+SCHEMA = "mgradcheck-sweep"
+SCHEMA_VERSION = 1
+CATALOGUE_SHARE = 0.75
+
+
+@dataclass(frozen=True)
+class SweepOptions:
+    patterns: tuple[str, ...] = ()
+    dtypes: tuple[str, ...] = DTYPES
+    budget: float = 1800.0
+    jobs: int = 2
+    batch_size: int = 6
+    points: int = 2
+    seed: int = 0
+    # mx.compile builds a C++ kernel per graph on the CPU (seconds each, cached per
+    # release): compare compiled and eager in these dtypes only.
+    compile_dtypes: tuple[str, ...] = ("float32",)
+    shrink: bool = True
+    emit: Path | None = None
+
+
+@dataclass
+class FindingReport:
+    group: Group
+    shrunk: Shrunk
+    path: Path | None = None
+    reproduced: bool | None = None  # None: not emitted, so not confirmed
+    reproduction: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            **self.group.summary(),
+            "shrunk": dict(self.shrunk.spec),
+            "shrink_steps": self.shrunk.steps,
+            "evidence": self.shrunk.result.to_json(),
+            "emitted": str(self.path) if self.path else None,
+            "reproduced": self.reproduced,
+            "reproduction": self.reproduction,
+        }
+
+
+@dataclass
+class SweepReport:
+    environment: Environment
+    cases: int
+    results: list[CaseResult]
+    findings: list[FindingReport] = field(default_factory=list)
+    seconds: float = 0.0
+    budget: float = 0.0
+
+    def counts(self) -> Counter[Status]:
+        return Counter(r.status for r in self.results)
+
+    def summary_line(self) -> str:
+        tally = self.counts()
+        parts = ", ".join(f"{tally[s]} {s.label}" for s in Status if tally[s])
+        return (
+            f"{self.cases} catalogue cases, {len(self.results)} runs in {self.seconds:.0f}s "
+            f"on mlx {self.environment.mlx}: {parts}; {len(self.findings)} distinct findings"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA,
+            "schema_version": SCHEMA_VERSION,
+            "mgradcheck": __version__,
+            "environment": self.environment.to_json(),
+            "cases": self.cases,
+            "seconds": round(self.seconds, 1),
+            "budget": self.budget,
+            "counts": {s.label: self.counts()[s] for s in Status},
+            "findings": [f.to_json() for f in self.findings],
+            "results": [r.to_json() for r in self.results],
+        }
+
+
+def plan(options: SweepOptions, cases: Sequence[Case] | None = None) -> tuple[list[Case], list[Task]]:
+    """The cases chosen by the patterns, and one task per case and dtype."""
+    chosen = select(cases if cases is not None else catalogue(), options.patterns)
+    planned = []
+    for case, dtype in tasks(chosen, options.dtypes):
+        task = Task.of(case, dtype, seed=options.seed, points=options.points)
+        if dtype not in options.compile_dtypes:
+            spec = dict(task.spec)
+            spec["checks"] = [c for c in spec.get("checks", CHECKS) if c != "compile"]
+            task = Task(case, dtype, spec)
+        planned.append(task)
+    return chosen, planned
+
+
+def confirm(paths: Sequence[Path], command: ChildCommand, env: Environment, jobs: int) -> dict[Path, tuple[bool, str]]:
+    """Validate the emitted entries with the corpus loader and run them as ``mgradcheck run`` would."""
+    from mgradcheck import loader
+    from mgradcheck.outcomes import Outcome, Verdict
+    from mgradcheck.runner import Runner, RunOptions
+
+    entries = loader.load(list(paths))
+    outcome = Runner(command, env, RunOptions(jobs=jobs), Silent()).run(entries)
+    confirmed = {}
+    for path, result in zip(paths, outcome.results):
+        ok = result.outcome is not Outcome.PASS and result.verdict is Verdict.AS_EXPECTED
+        confirmed[path] = (ok, f"{result.outcome_text} -> {result.verdict.label}: {result.judgement.reason}")
+    return confirmed
+
+
+def sweep(
+    command: ChildCommand,
+    env: Environment,
+    options: SweepOptions,
+    progress: Progress | None = None,
+    cases: Sequence[Case] | None = None,
+) -> SweepReport:
+    started = time.monotonic()
+    chosen, planned = plan(options, cases)
+    executor = Executor(command, env, jobs=options.jobs, batch_size=options.batch_size, progress=progress)
+    results = executor.run(planned, started + CATALOGUE_SHARE * options.budget)
+    report = SweepReport(env, len(chosen), results, budget=options.budget)
+    deadline = started + options.budget
+    for found in group(results):
+        shrunk = shrink(found, executor, deadline) if options.shrink else Shrunk(found.representative())
+        report.findings.append(FindingReport(found, shrunk))
+    if options.emit is not None and report.findings:
+        options.emit.mkdir(parents=True, exist_ok=True)
+        for finding in report.findings:
+            finding.path = emit.write(options.emit, finding.group, finding.shrunk, env)
+        confirmed = confirm([f.path for f in report.findings if f.path], command, env, options.jobs)
+        for finding in report.findings:
+            if finding.path in confirmed:
+                finding.reproduced, finding.reproduction = confirmed[finding.path]
+    report.seconds = time.monotonic() - started
+    return report

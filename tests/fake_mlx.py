@@ -1,0 +1,130 @@
+"""Tiny fake MLX releases as real wheels, so release environments are tested with no network.
+
+A fake ``mlx`` wheel holds ``mlx/core.py`` with what the child's probe reads
+(``__version__``, ``default_device()``), and declares the ``cpu`` extra on a
+fake ``mlx-cpu`` wheel of the same version, like the real releases. NumPy
+(the child needs it) is the test interpreter's own, repacked as a wheel. A
+version in ``BROKEN`` requires a package that does not exist, so it is listed
+but cannot be installed.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import importlib.metadata
+import zipfile
+from collections.abc import Iterable
+from pathlib import Path
+
+from mgradcheck import envs
+from mgradcheck.index import Source, Target
+from mgradcheck.release_runs import Settings
+from mgradcheck.store import ResultsStore
+
+FIXTURES = Path(__file__).parent / "fixtures" / "releases"
+VERSIONS = ("1.0.0", "1.1.0", "1.2.0", "1.3.0", "1.4.0", "1.5.0", "1.6.0")
+BROKEN = ("1.5.0",)
+
+CORE = """\
+__version__ = "{version}"
+float32 = "float32"
+
+
+class Device:
+    def __init__(self, kind):
+        self.kind = kind
+
+    def __repr__(self):
+        return f"Device({{self.kind}}, 0)"
+
+
+def default_device():
+    return Device("cpu")
+"""
+
+
+def _record_line(name: str, data: bytes) -> str:
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    return f"{name},sha256={digest},{len(data)}"
+
+
+def write_wheel(
+    directory: Path,
+    project: str,
+    version: str,
+    files: dict[str, bytes],
+    metadata: Iterable[str] = (),
+    tag: str = "py3-none-any",
+) -> Path:
+    """A valid wheel: the files, then METADATA, WHEEL and RECORD in ``<name>-<version>.dist-info/``."""
+    name = project.replace("-", "_")
+    info = f"{name}-{version}.dist-info"
+    contents = dict(files)
+    contents.setdefault(
+        f"{info}/METADATA",
+        "\n".join(
+            ["Metadata-Version: 2.1", f"Name: {project}", f"Version: {version}", *metadata, ""]
+        ).encode(),
+    )
+    contents.setdefault(
+        f"{info}/WHEEL",
+        f"Wheel-Version: 1.0\nGenerator: mgradcheck-tests\nRoot-Is-Purelib: true\nTag: {tag}\n".encode(),
+    )
+    record = [_record_line(n, d) for n, d in contents.items()] + [f"{info}/RECORD,,"]
+    contents[f"{info}/RECORD"] = ("\n".join(record) + "\n").encode()
+    path = directory / f"{name}-{version}-{tag}.whl"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as archive:
+        for member, data in contents.items():
+            archive.writestr(member, data)
+    return path
+
+
+def write_fake_mlx(directory: Path, version: str, broken: bool = False) -> None:
+    metadata = ["Provides-Extra: cpu", f'Requires-Dist: mlx-cpu=={version}; extra == "cpu"']
+    if broken:
+        metadata.append("Requires-Dist: mgradcheck-test-no-such-package")
+    files = {"mlx/__init__.py": b"", "mlx/core.py": CORE.format(version=version).encode()}
+    write_wheel(directory, "mlx", version, files, metadata)
+    write_wheel(directory, "mlx-cpu", version, {})
+
+
+def repack_numpy(directory: Path) -> Path:
+    """The test interpreter's NumPy as a wheel (with a fresh RECORD), so fake environments need no index."""
+    dist = importlib.metadata.distribution("numpy")
+    base = Path(str(dist.locate_file("")))
+    info = f"numpy-{dist.version}.dist-info"
+    wheel_meta = (base / info / "WHEEL").read_text()
+    tag = next(
+        line.split(":", 1)[1].strip() for line in wheel_meta.splitlines() if line.startswith("Tag:")
+    )
+    skip = {"INSTALLER", "REQUESTED", "RECORD", "direct_url.json"}
+    files = {}
+    for item in dist.files or ():
+        name = str(item)
+        if name.startswith("..") or "__pycache__" in name or name.rsplit("/", 1)[-1] in skip:
+            continue  # scripts outside site-packages, bytecode, and what the installer wrote
+        if (base / name).is_file():
+            files[name] = (base / name).read_bytes()
+    return write_wheel(directory, "numpy", dist.version, files, tag=tag)
+
+
+def wheel_dir(root: Path) -> Path:
+    """Every fake release, NumPy included, as wheels in ``root/wheels``."""
+    directory = root / "wheels"
+    directory.mkdir(parents=True, exist_ok=True)
+    for version in VERSIONS:
+        write_fake_mlx(directory, version, broken=version in BROKEN)
+    repack_numpy(directory)
+    return directory
+
+
+def settings(wheels: Path, store: ResultsStore | None = None, use_cached: bool = True) -> Settings:
+    """Offline settings: only the wheel directory, built with uv."""
+    return Settings(
+        Target.current("cpu"),
+        Source(None, wheels),
+        envs.Installer.UV,
+        store=store or ResultsStore(),
+        use_cached=use_cached,
+    )

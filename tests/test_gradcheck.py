@@ -1,0 +1,135 @@
+"""gradcheck on the installed MLX: right derivatives pass, wrong ones are caught."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+mx = pytest.importorskip("mlx.core")
+
+from mgradcheck.child.checks import CheckFailed  # noqa: E402
+from mgradcheck.child.gradcheck import Arg, check, check_spec, gradcheck, run_declarative  # noqa: E402
+
+pytestmark = pytest.mark.mlx
+
+
+def kinds(result: Any) -> set[tuple[str, str]]:
+    return {(f.kind, f.check) for f in result.findings}
+
+
+@pytest.mark.parametrize(
+    ("fn", "inputs"),
+    [
+        (lambda x: mx.sin(x) * mx.exp(x), [Arg((3,))]),
+        (lambda a, b: mx.arctan2(a, b), [Arg((4,)), Arg((4,))]),
+        (lambda c, x, y: mx.where(c, x, y * y), [Arg((4,), "bool"), Arg((4,)), Arg((4,))]),
+        (lambda a, b: a @ b, [Arg((2, 3)), Arg((3, 2))]),
+        (lambda x: mx.split(x, 2, axis=0), [Arg((4, 2))]),
+        (lambda x, i: mx.take(x, i, axis=0), [Arg((5,)), Arg((3,), "int32", (0, 4))]),
+        (lambda x: mx.logsumexp(x, axis=-1), [Arg((2, 3))]),
+    ],
+)
+def test_right_derivatives_pass(fn: Any, inputs: list[Arg]) -> None:
+    result = gradcheck(fn, inputs, dtypes=["float32", "float16"])
+    assert result.ok and result.checked > 0, result.report()
+
+
+def test_concrete_inputs_keep_their_dtype() -> None:
+    result = gradcheck(lambda x: x * x, [mx.array([1.0, 2.0], dtype=mx.float16)], points=1)
+    assert result.checked == 1 and not result.not_checked
+
+
+def custom_mul(*, vjp_wrong: bool = False, jvp_wrong: bool = False, packs_tangents: bool = False) -> Any:
+    @mx.custom_function
+    def f(a: Any, b: Any) -> Any:
+        return a * b
+
+    @f.vjp
+    def f_vjp(primals: Any, cotangent: Any, output: Any) -> Any:
+        a, b = primals
+        return cotangent * (b + 1.0 if vjp_wrong else b), cotangent * a
+
+    @f.jvp
+    def f_jvp(primals: Any, tangents: Any) -> Any:
+        a, b = primals
+        if packs_tangents:
+            # The atan2 bug class: untraced tangents dropped, so indices shift.
+            ts = [t for t in tangents if t is not None]
+            return ts[0] * b + (ts[1] * a if len(ts) > 1 else 0.0)
+        ta = tangents[0] if tangents[0] is not None else mx.zeros_like(a)
+        tb = tangents[1] if tangents[1] is not None else mx.zeros_like(b)
+        return ta * b + tb * a * (2.0 if jvp_wrong else 1.0)
+
+    return lambda a, b: f(a, b)
+
+
+INPUTS = [Arg((3,), range=(0.5, 2.0)), Arg((3,), range=(0.5, 2.0))]
+
+
+def test_a_custom_function_with_right_derivatives_passes() -> None:
+    assert check(custom_mul(), INPUTS).ok
+
+
+def test_a_wrong_vjp_is_caught() -> None:
+    result = check(custom_mul(vjp_wrong=True), INPUTS)
+    assert ("wrong-value", "vjp") in kinds(result)
+    assert ("wrong-value", "jvp") not in kinds(result)  # the jvp is right: the vjp is the odd one out
+
+
+def test_a_wrong_jvp_is_caught_and_raises_with_the_report() -> None:
+    with pytest.raises(CheckFailed) as info:
+        gradcheck(custom_mul(jvp_wrong=True), INPUTS, seed=3)
+    text = str(info.value)
+    assert "jvp vs finite differences" in text and "seed 3" in text and "inputs: a=" in text
+
+
+def test_only_a_subset_of_arguments_traced_is_checked() -> None:
+    result = check(custom_mul(packs_tangents=True), INPUTS)
+    traced = {f.traced for f in result.findings}
+    assert ("b",) in traced and ("a", "b") not in traced
+    assert ("wrong-value", "subsets") in kinds(result)
+
+
+def test_const_arguments_are_never_traced() -> None:
+    inputs = [Arg((3,), range=(0.5, 2.0)), Arg((3,), range=(0.5, 2.0), const=True)]
+    result = check(custom_mul(packs_tangents=True), inputs)
+    assert result.ok  # with b constant, a is the only tangent: nothing shifts
+
+
+def test_a_wrong_dtype_is_caught() -> None:
+    @mx.custom_function
+    def f(x: Any) -> Any:
+        return x * 2.0
+
+    @f.vjp
+    def f_vjp(primals: Any, cotangent: Any, output: Any) -> Any:
+        return (cotangent * 2.0).astype(mx.float32)
+
+    result = check(f, [Arg((2,))], dtypes=["float16"], checks=["dtype"])
+    assert kinds(result) == {("wrong-dtype", "dtype")}
+
+
+def test_a_kink_or_jump_is_not_checked_not_a_bug() -> None:
+    # Every element sits exactly on the kink of abs / the jump of floor.
+    assert check(lambda x: mx.abs(x), [Arg((3,), fill=0.0)]).ok
+    result = check(lambda x: mx.maximum(x, 0.0), [Arg((3,), fill=0.0)], points=1)
+    assert result.ok and result.checked == 0 and "kink" in result.not_checked[0]
+    result = check(lambda x: mx.floor(x * 4.0), [Arg((8,))], dtypes=["float32", "bfloat16"])
+    assert result.ok
+
+
+def test_nan_points_are_redrawn_and_integer_outputs_not_checked() -> None:
+    result = check(lambda x: mx.log(x), [Arg((1,), range=(-1.0, 1.0))], points=3)
+    assert result.ok and result.checked == 3  # negative draws give NaN and are re-drawn
+    result = check(lambda x: (x > 0).astype(mx.int32), [Arg((3,))], points=1)
+    assert result.ok and result.not_checked == ["float32 point 0: integer outputs only"]
+
+
+def test_the_declarative_form() -> None:
+    scope = {"mx": mx}
+    spec = {"fn": "lambda a, b: mx.arctan2(a, b)", "inputs": [{"shape": [3]}, {"shape": [3], "const": True}]}
+    assert check_spec(spec, scope).ok
+    run_declarative({**spec, "dtypes": ["bfloat16"], "checks": ["jvp", "vjp"], "points": 1}, scope)
+    with pytest.raises(RuntimeError, match="checked nothing"):
+        run_declarative({"fn": "lambda x: x > 0", "inputs": [{"shape": [2]}]}, scope)
