@@ -35,18 +35,28 @@ from packaging.version import Version
 
 from mgradcheck import bisect as bisecting
 from mgradcheck import envs, pipeline
+from mgradcheck.entry import Entry
 from mgradcheck.index import Source, Target, list_releases
+from mgradcheck.regress import State
 from mgradcheck.release_runs import Settings
 from mgradcheck.store import ResultsStore
 
 
-def timed_bisect(
-    entry_id: str, corpus: list[Path], settings: Settings
-) -> tuple[bisecting.BisectResult, float]:
-    (entry,) = pipeline.select(pipeline.load_corpus(corpus), [entry_id])
+def full_range(entry: Entry, allowed: list[Version], backend: str) -> bisecting.Plan:
+    """The entry's direction, over every release it allows: each end as far out as it judges."""
+    goods, bads = bisecting.default_ends(entry, allowed, backend)
+    if goods[0] > bads[0]:
+        bads = sorted(bads)  # a fix: from the oldest release with the bug
+    else:
+        goods = sorted(goods)  # a break: from the oldest release without it
+    n = bisecting.FALLBACKS + 1
+    return bisecting.Plan(tuple(goods[:n]), tuple(bads[:n]), tuple(allowed))
+
+
+def timed_bisect(entry: Entry, settings: Settings) -> tuple[bisecting.BisectResult, float]:
     started = time.perf_counter()  # the index is asked every time, as the command does
-    plan = bisecting.plan(entry, list_releases(settings.source, settings.target))
-    result = bisecting.bisect(entry, plan, settings)
+    allowed = list_releases(settings.source, settings.target).versions
+    result = bisecting.bisect(entry, full_range(entry, allowed, settings.target.backend), settings)
     return result, time.perf_counter() - started
 
 
@@ -80,17 +90,20 @@ def main() -> int:
         n = len(releases)
         print(f"releases: {n} ({releases[0]} .. {releases[-1]}), {settings.target.describe()}")
 
-        cold, cold_s = timed_bisect(args.entry, args.corpus, settings)
-        bound = math.ceil(math.log2(n)) + 2
-        answer = cold.headline()
+        (entry,) = pipeline.select(pipeline.load_corpus(args.corpus), [args.entry])
+        cold, cold_s = timed_bisect(entry, settings)
+        searched = len(cold.versions)
+        bound = math.ceil(math.log2(searched)) + 2
         print(
-            f"bisect {args.entry}: {len(cold.probes)} probes (bound ceil(log2 {n}) + 2 = {bound}), {cold_s:.1f} s cold: {answer}"
+            f"bisect {args.entry}: {len(cold.probes)} probes "
+            f"({sum(p.state is State.UNKNOWN for p in cold.probes)} could not be judged) over {searched} releases "
+            f"(ceil(log2 {searched}) + 2 = {bound}), {cold_s:.1f} s cold: {cold.headline()}"
         )
-
-        warm, warm_s = timed_bisect(args.entry, args.corpus, settings)
+        warm, warm_s = timed_bisect(entry, settings)
         stored = sum(p.cached for p in warm.probes)
         print(
-            f"warm-cache bisect: {warm_s:.2f} s ({stored}/{len(warm.probes)} probes from the store)"
+            f"warm-cache bisect: {warm_s * 1000:.0f} ms, index query included "
+            f"({stored}/{len(warm.probes)} probes from the store)"
         )
 
         version = releases[-1]

@@ -25,18 +25,35 @@ SCHEMA = "mgradcheck-bisect"
 SCHEMA_VERSION = 1
 
 
+# An end picked from the entry that cannot be judged (not installable, or the entry's code
+# does not run there) is replaced by the next candidate, at most this many times.
+FALLBACKS = 3
+
+
 @dataclass(frozen=True)
 class Plan:
-    """The releases to search, oldest first, and which end the user (or the entry) calls good."""
+    """Candidates for each end, preferred first, and the releases the entry allows, oldest first.
 
-    good: Version
-    bad: Version
-    versions: tuple[Version, ...]
+    An end the user names has one candidate; an end taken from the entry has
+    a few, tried in order until one can be judged.
+    """
+
+    good: tuple[Version, ...]
+    bad: tuple[Version, ...]
+    allowed: tuple[Version, ...]
 
     @property
     def direction(self) -> str:
-        """``fix`` when the good end is the newer one, else ``regression``."""
-        return "fix" if self.good > self.bad else "regression"
+        return direction(self.good[0], self.bad[0])
+
+    def between(self, good: Version, bad: Version) -> tuple[Version, ...]:
+        low, high = min(good, bad), max(good, bad)
+        return tuple(v for v in self.allowed if low <= v <= high)
+
+
+def direction(good: Version, bad: Version) -> str:
+    """``fix`` when the good end is the newer one, else ``regression``."""
+    return "fix" if good > bad else "regression"
 
 
 def _allowed(entry: Entry, versions: Sequence[Version]) -> list[Version]:
@@ -46,22 +63,24 @@ def _allowed(entry: Entry, versions: Sequence[Version]) -> list[Version]:
 
 def default_ends(
     entry: Entry, versions: Sequence[Version], backend: str
-) -> tuple[Version, Version]:
-    """(good, bad) from the entry: the fix of a fixed bug, the break of a regression or open bug.
+) -> tuple[list[Version], list[Version]]:
+    """Candidates for (good, bad) from the entry, preferred first.
 
-    The whole range the entry allows is searched, so a wrong ``fixed_in`` or
-    ``introduced_in`` shows up instead of being assumed.
+    A fixed bug: bad is the newest release before ``fixed_in`` (and from
+    ``introduced_in``), good the newest release, so a fix recorded too early
+    or too late shows up. A regression: good is the newest release before
+    ``introduced_in``, bad the newest. Neither: the oldest against the newest.
     """
     fixed = entry.bug.fixed_in.get(backend)
     introduced = entry.bug.introduced_in.get(backend)
-    oldest, newest = versions[0], versions[-1]
+    newest_first = sorted(versions, reverse=True)
     if fixed is not None:
-        buggy = [v for v in versions if v < fixed and (introduced is None or v >= introduced)]
-        return newest, (buggy[0] if buggy else oldest)
+        buggy = [v for v in newest_first if v < fixed and (introduced is None or v >= introduced)]
+        return newest_first, buggy or sorted(versions)
     if introduced is not None:
-        clean = [v for v in versions if v < introduced]
-        return (clean[0] if clean else oldest), newest
-    return oldest, newest
+        clean = [v for v in newest_first if v < introduced]
+        return clean or sorted(versions), newest_first
+    return sorted(versions), newest_first
 
 
 def plan(
@@ -75,16 +94,18 @@ def plan(
         if end not in versions:
             raise ReleaseError(f"{entry.id} needs mlx {entry.requires.mlx}; {end} is outside that")
     if len(versions) < 2:
-        raise ReleaseError(
-            f"{listing.empty_reason() if not versions else 'only one release'} to bisect {entry.id} on"
-        )
+        reason = listing.empty_reason() if not versions else "only one release"
+        raise ReleaseError(f"{reason} to bisect {entry.id} on")
     default_good, default_bad = default_ends(entry, versions, listing.target.backend)
-    good = good if good is not None else (default_good if default_good != bad else None)
-    bad = bad if bad is not None else (default_bad if default_bad != good else None)
-    if good is None or bad is None or good == bad:
+    goods = [good] if good is not None else [v for v in default_good if v != bad][: FALLBACKS + 1]
+    bads = (
+        [bad]
+        if bad is not None
+        else [v for v in default_bad if v not in goods[:1]][: FALLBACKS + 1]
+    )
+    if not goods or not bads or goods[0] == bads[0]:
         raise ReleaseError("--good and --bad must be two different releases")
-    low, high = min(good, bad), max(good, bad)
-    return Plan(good, bad, tuple(v for v in versions if low <= v <= high))
+    return Plan(tuple(goods), tuple(bads), tuple(versions))
 
 
 @dataclass(frozen=True)
@@ -121,23 +142,26 @@ class BisectResult:
     content_hash: str
     regress_on: RegressOn
     pattern: str | None
-    plan: Plan
     target: str
+    good: Version
+    bad: Version
+    versions: tuple[Version, ...]  # the releases between the ends, oldest first
     probes: tuple[Probe, ...]
     boundary: tuple[Version, Version] | None = None  # (older, newer), adjacent but for unknowns
     stopped: str | None = None  # why there was nothing to search, as a sentence
     recorded: str | None = None  # what the corpus says about where the change is, if it disagrees
     reproduce: str = ""
 
-    def state_of(self, version: Version) -> State | None:
-        return next((p.state for p in self.probes if p.version == version), None)
+    @property
+    def direction(self) -> str:
+        return direction(self.good, self.bad)
 
     @property
     def unknown_between(self) -> list[Version]:
         if self.boundary is None:
             return []
         older, newer = self.boundary
-        return [v for v in self.plan.versions if older < v < newer]
+        return [v for v in self.versions if older < v < newer]
 
     @property
     def compare_url(self) -> str | None:
@@ -150,7 +174,7 @@ class BisectResult:
             return self.stopped or "no result"
         older, newer = self.boundary
         gap = f" ({len(self.unknown_between)} unknown between)" if self.unknown_between else ""
-        if self.plan.direction == "fix":
+        if self.direction == "fix":
             return f"last bad: mlx {older}; first good: mlx {newer}{gap}"
         return f"last good: mlx {older}; first bad: mlx {newer}{gap}"
 
@@ -163,10 +187,10 @@ class BisectResult:
             "regress_on": self.regress_on.label,
             "match": self.pattern,
             "target": self.target,
-            "good": str(self.plan.good),
-            "bad": str(self.plan.bad),
-            "direction": self.plan.direction,
-            "releases": [str(v) for v in self.plan.versions],
+            "good": str(self.good),
+            "bad": str(self.bad),
+            "direction": self.direction,
+            "releases": [str(v) for v in self.versions],
             "boundary": [str(v) for v in self.boundary] if self.boundary else None,
             "unknown_between": [str(v) for v in self.unknown_between],
             "compare": self.compare_url,
@@ -195,10 +219,10 @@ def reproduce_command(
 
 
 def _disagreement(
-    entry: Entry, backend: str, result_plan: Plan, older: Version, newer: Version
+    entry: Entry, backend: str, fix: bool, older: Version, newer: Version
 ) -> str | None:
     """A sentence when the corpus records the change somewhere this bisect did not find it."""
-    key = "fixed_in" if result_plan.direction == "fix" else "introduced_in"
+    key = "fixed_in" if fix else "introduced_in"
     recorded = (entry.bug.fixed_in if key == "fixed_in" else entry.bug.introduced_in).get(backend)
     if recorded is None or older < recorded <= newer:
         return None
@@ -219,33 +243,42 @@ def bisect(
     extra_args: Sequence[str] = (),
 ) -> BisectResult:
     """Check both ends, then search between them; every probe is one release, run once at most."""
-    versions = the_plan.versions
     probes: dict[Version, Probe] = {}
     say = status or (lambda text: None)
-    done = 0
+    estimate = 2 + steps_left(
+        len(the_plan.allowed), {0: Satisfies.NO, len(the_plan.allowed) - 1: Satisfies.YES}
+    )
 
     def probe(version: Version, left: int) -> Probe:
-        nonlocal done
         if version not in probes:
-            step = f"[{done + 1}/<={done + 1 + left}]"
+            step = f"[{len(probes) + 1}/<={len(probes) + 1 + left}]"
             (run,) = run_release(version, [entry], settings, lambda text: say(f"{step} {text}"))
             probes[version] = _judged(entry, run, regress_on, pattern)
-            done += 1
             if on_probe is not None:
                 on_probe(probes[version], left)
         return probes[version]
 
+    def end(candidates: Sequence[Version], left: int) -> Probe:
+        """The first candidate that can be judged (the last one tried when none can)."""
+        for version in candidates:
+            found = probe(version, left)
+            if found.state is not State.UNKNOWN:
+                break
+        return found
+
+    good = end(the_plan.good, estimate - 1)
+    bad = end(the_plan.bad, estimate - 2)
+    versions = the_plan.between(good.version, bad.version)
     common: dict[str, Any] = {
         "entry_id": entry.id,
         "content_hash": entry.content_hash,
         "regress_on": regress_on,
         "pattern": pattern,
-        "plan": the_plan,
         "target": settings.target.describe(),
+        "good": good.version,
+        "bad": bad.version,
+        "versions": versions,
     }
-    search_steps = steps_left(len(versions), {0: Satisfies.NO, len(versions) - 1: Satisfies.YES})
-    good = probe(the_plan.good, 1 + search_steps)
-    bad = probe(the_plan.bad, search_steps)
     stopped = _ends_disagree(good, bad, regress_on)
     if stopped is not None:
         return BisectResult(probes=tuple(probes.values()), stopped=stopped, **common)
@@ -258,17 +291,18 @@ def bisect(
             return Satisfies.UNKNOWN
         return Satisfies.YES if state is upper else Satisfies.NO
 
-    found, _ = least_satisfying(
-        len(versions), predicate, {0: Satisfies.NO, len(versions) - 1: Satisfies.YES}
-    )
+    known = {0: Satisfies.NO, len(versions) - 1: Satisfies.YES}
+    found, _ = least_satisfying(len(versions), predicate, known)
     older, newer = versions[found.last_no], versions[found.first_yes]
-    good_end, bad_end = (newer, older) if the_plan.direction == "fix" else (older, newer)
+    fix = direction(good.version, bad.version) == "fix"
+    good_end, bad_end = (newer, older) if fix else (older, newer)
+    recorded = None
+    if regress_on is RegressOn.SIGNATURE:
+        recorded = _disagreement(entry, settings.target.backend, fix, older, newer)
     return BisectResult(
         probes=tuple(probes.values()),
         boundary=(older, newer),
-        recorded=_disagreement(entry, settings.target.backend, the_plan, older, newer)
-        if regress_on is RegressOn.SIGNATURE
-        else None,
+        recorded=recorded,
         reproduce=reproduce_command(entry.id, good_end, bad_end, regress_on, pattern, extra_args),
         **common,
     )
@@ -325,7 +359,7 @@ def render(result: BisectResult, console: Any) -> None:
         table.add_column(name, overflow="fold", no_wrap=name in ("mlx", "probe"))
     order = {p.version: i + 1 for i, p in enumerate(result.probes)}
     edges = set(result.boundary or ())
-    for version in result.plan.versions:
+    for version in result.versions:
         probe = next((p for p in result.probes if p.version == version), None)
         if probe is None:
             table.add_row(str(version), "", "[dim]not needed[/]", "", "")

@@ -86,10 +86,25 @@ def _shard(value: str | None) -> Any:
 @cli.command()
 @click.argument("ids", nargs=-1)
 @CORPUS_OPTION
-@click.option("--tag", "tags", multiple=True, help="Only entries with this tag (repeatable: all must match).")
-@click.option("-j", "--jobs", type=click.IntRange(1, 512), default=1, show_default=True, help="Entries run at once.")
-@click.option("--timeout", type=click.FloatRange(0.1, 86400), help="Seconds per run, overriding each entry's own.")
-@click.option("--repeat", type=click.IntRange(1, 10_000), help="Runs per entry, overriding each entry's own.")
+@click.option(
+    "--tag", "tags", multiple=True, help="Only entries with this tag (repeatable: all must match)."
+)
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(1, 512),
+    default=1,
+    show_default=True,
+    help="Entries run at once.",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(0.1, 86400),
+    help="Seconds per run, overriding each entry's own.",
+)
+@click.option(
+    "--repeat", type=click.IntRange(1, 10_000), help="Runs per entry, overriding each entry's own."
+)
 @click.option(
     "--python",
     "python",
@@ -103,8 +118,16 @@ def _shard(value: str | None) -> Any:
     help="Run under this MLX release, in its cached environment (installed on first use). Not with --python.",
 )
 @click.option("--max-memory", type=click.IntRange(1), help="Address-space limit per child, in MiB.")
-@click.option("--json", "json_path", type=click.Path(path_type=Path), help="Write the JSON report here.")
-@click.option("--junit", "junit_path", type=click.Path(path_type=Path), metavar="FILE", help="Write a JUnit XML report here.")
+@click.option(
+    "--json", "json_path", type=click.Path(path_type=Path), help="Write the JSON report here."
+)
+@click.option(
+    "--junit",
+    "junit_path",
+    type=click.Path(path_type=Path),
+    metavar="FILE",
+    help="Write a JUnit XML report here.",
+)
 @click.option(
     "--summary",
     "summary_path",
@@ -125,7 +148,9 @@ def _shard(value: str | None) -> Any:
     metavar="K/N",
     help="Run only shard K of N (from 1): the same split in every job, balanced by runs.",
 )
-@click.option("-q", "--quiet", is_flag=True, help="No progress display (the table and summary still print).")
+@click.option(
+    "-q", "--quiet", is_flag=True, help="No progress display (the table and summary still print)."
+)
 @user_errors
 def run(
     ids: Sequence[str],
@@ -194,7 +219,9 @@ def run(
         console = Console(highlight=False, width=160)
     table.render(report, console)
     if interrupted is not None:
-        click.echo(f"mgradcheck: interrupted by {interrupted}; the report holds what finished", err=True)
+        click.echo(
+            f"mgradcheck: interrupted by {interrupted}; the report holds what finished", err=True
+        )
     sys.exit(pipeline.exit_code(report, interrupted))
 
 

@@ -24,27 +24,77 @@ def _dtypes(ctx: click.Context, param: click.Parameter, value: Sequence[str]) ->
 
 
 @click.command()
-@click.option("--ops", "patterns", multiple=True, metavar="PATTERN",
-              help="Only cases whose id, op or family matches this shell pattern (repeatable), e.g. 'arctan2*'.")
-@click.option("--dtypes", multiple=True, callback=_dtypes, metavar="D[,D...]",
-              help="Floating dtypes to sweep. Default: float32,float16,bfloat16.")
-@click.option("--budget", type=click.FloatRange(1), default=1800, show_default=True,
-              help="Seconds for the whole sweep; cases left when three quarters are spent are not run.")
-@click.option("--python", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="Sweep the MLX of this interpreter (another environment).")
-@click.option("--mlx", "mlx_version", metavar="VERSION",
-              help="Sweep this MLX release, in its cached environment (installed on first use). Not with --python.")
-@click.option("--emit", "emit_dir", type=click.Path(file_okay=False, path_type=Path),
-              help="Write each finding as a corpus entry here, then run it to confirm it reproduces.")
-@click.option("--json", "json_path", type=click.Path(dir_okay=False, path_type=Path), help="Write the JSON report here.")
-@click.option("-j", "--jobs", type=click.IntRange(1, 64), default=2, show_default=True, help="Children at once.")
-@click.option("--points", type=click.IntRange(1, 20), default=2, show_default=True, help="Random points per case.")
-@click.option("--seed", type=click.IntRange(0), default=0, show_default=True, help="Seed of every draw.")
+@click.option(
+    "--ops",
+    "patterns",
+    multiple=True,
+    metavar="PATTERN",
+    help="Only cases whose id, op or family matches this shell pattern (repeatable), e.g. 'arctan2*'.",
+)
+@click.option(
+    "--dtypes",
+    multiple=True,
+    callback=_dtypes,
+    metavar="D[,D...]",
+    help="Floating dtypes to sweep. Default: float32,float16,bfloat16.",
+)
+@click.option(
+    "--budget",
+    type=click.FloatRange(1),
+    default=1800,
+    show_default=True,
+    help="Seconds for the whole sweep; cases left when three quarters are spent are not run.",
+)
+@click.option(
+    "--python",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Sweep the MLX of this interpreter (another environment).",
+)
+@click.option(
+    "--mlx",
+    "mlx_version",
+    metavar="VERSION",
+    help="Sweep this MLX release, in its cached environment (installed on first use). Not with --python.",
+)
+@click.option(
+    "--emit",
+    "emit_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Write each finding as a corpus entry here, then run it to confirm it reproduces.",
+)
+@click.option(
+    "--json",
+    "json_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the JSON report here.",
+)
+@click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(1, 64),
+    default=2,
+    show_default=True,
+    help="Children at once.",
+)
+@click.option(
+    "--points",
+    type=click.IntRange(1, 20),
+    default=2,
+    show_default=True,
+    help="Random points per case.",
+)
+@click.option(
+    "--seed", type=click.IntRange(0), default=0, show_default=True, help="Seed of every draw."
+)
 @click.option("--compile-dtypes", default="float32", show_default=True, metavar="D[,D...]",
               help="Dtypes whose cases also compare eager with mx.compile (each graph costs a C++ build "
               "the first time on the CPU); 'none' for none.")  # fmt: skip
-@click.option("--no-shrink", is_flag=True, help="Emit each finding's simplest failing case as found.")
-@click.option("--list", "list_only", is_flag=True, help="List the selected catalogue cases and exit.")
+@click.option(
+    "--no-shrink", is_flag=True, help="Emit each finding's simplest failing case as found."
+)
+@click.option(
+    "--list", "list_only", is_flag=True, help="List the selected catalogue cases and exit."
+)
 @click.option("-q", "--quiet", is_flag=True, help="No progress lines.")
 @user_errors
 def sweep(
@@ -75,7 +125,8 @@ def sweep(
     from mgradcheck import pipeline
     from mgradcheck.runner import Interrupted, signals_interrupt
     from mgradcheck.sweep import report as sweep_report
-    from mgradcheck.sweep.run import SweepOptions, plan, sweep as run_sweep
+    from mgradcheck.sweep.run import SweepOptions, plan
+    from mgradcheck.sweep.run import sweep as run_sweep
 
     options = SweepOptions(
         patterns=patterns, dtypes=dtypes, budget=budget, jobs=jobs, points=points, seed=seed,
@@ -84,7 +135,9 @@ def sweep(
     )  # fmt: skip
     cases, tasks = plan(options)
     if not cases:
-        raise pipeline.UsageError(f"no catalogue case matches {', '.join(patterns)}; see 'mgradcheck sweep --list'")
+        raise pipeline.UsageError(
+            f"no catalogue case matches {', '.join(patterns)}; see 'mgradcheck sweep --list'"
+        )
     if list_only:
         for case in cases:
             click.echo(f"{case.id:<28} {case.op:<18} {case.family:<13} {case.fn}")

@@ -254,8 +254,10 @@ def _gradcheck_input(c: _Checker, key: Key, item: Any, gc: Any) -> None:
         for j, size in enumerate(shape):
             if c.typed((*key, "shape", j), size, int, "a whole number") and not 0 <= size <= 4096:
                 c.error((*key, "shape", j), f"{size} is outside 0..4096")
-    if "dtype" in spec:
-        c.strings((*key, "dtype"), [spec["dtype"]], gc.FLOATS + gc.INTEGERS)
+    if "dtype" in spec and spec["dtype"] not in gc.FLOATS + gc.INTEGERS:
+        c.error(
+            (*key, "dtype"), f"{spec['dtype']!r} is not one of {', '.join(gc.FLOATS + gc.INTEGERS)}"
+        )
     bounds = spec.get("range")
     if bounds is not None and c.typed((*key, "range"), bounds, list, "a list [low, high]"):
         numbers = len(bounds) == 2 and all(

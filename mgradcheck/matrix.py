@@ -227,11 +227,16 @@ def render_markdown(matrix: Matrix) -> str:
         row = []
         for entry_id in ids:
             text = _cell_text(matrix, entry_id, version)
-            row.append(f"**→ {text}**" if version in flips[entry_id] else text)
+            if version in flips[entry_id]:
+                text = f"**→ {text}**"
+            elif matrix.cell(entry_id, version).state is State.UNKNOWN:
+                text = f"_{text}_"
+            row.append(text)
         lines.append(f"| {version} | " + " | ".join(row) + " |")
     lines += [
         "",
-        f"→ marks the release where an entry flips (bad means {matrix.regress_on.meaning}).",
+        f"**→** marks the release where an entry flips, bad meaning {matrix.regress_on.meaning}; "
+        "_italic_: could not be judged (another misbehaviour, not installable, or skipped).",
         "",
     ]
     lines += _flip_lines(matrix, markdown=True)
@@ -276,7 +281,8 @@ def _recorded(entry: Entry, flip: Flip, matrix: Matrix) -> str:
 def render_table(matrix: Matrix, console: Any) -> None:
     from rich.table import Table
 
-    table = Table(title=f"MLX releases ({matrix.target})", show_lines=False)
+    console.print(f"[bold]MLX releases[/] ({matrix.target}), newest first", highlight=False)
+    table = Table(show_lines=False)
     table.add_column("MLX", style="bold", no_wrap=True)
     ids = [e.id for e in matrix.entries]
     for entry_id in ids:
@@ -293,7 +299,8 @@ def render_table(matrix: Matrix, console: Any) -> None:
         table.add_row(str(version), *row)
     console.print(table)
     console.print(
-        f"→ the release where an entry flips; bad means {matrix.regress_on.meaning}",
+        f"→ the release where an entry flips; [red]bad[/] means {matrix.regress_on.meaning}; "
+        "[yellow]yellow[/]: could not be judged",
         highlight=False,
     )
     for line in _flip_lines(matrix, markdown=False):

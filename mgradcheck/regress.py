@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # kept light: the command line builds its --help from Regress
 class RegressOn(enum.Enum):
     SIGNATURE = (
         "signature",
-        "the entry's bug signature reproduces (its outcome, and its regex if any)",
+        "the entry's bug signature reproduces: its outcome, and its regex if any",
     )
     CRASH = ("crash", "a run crashes: killed by a signal, or exits without a result")
     NON_PASS = ("non-pass", "a run fails, crashes or raises: anything but a pass")

@@ -40,7 +40,9 @@ def test_concrete_inputs_keep_their_dtype() -> None:
     assert result.checked == 1 and not result.not_checked
 
 
-def custom_mul(*, vjp_wrong: bool = False, jvp_wrong: bool = False, packs_tangents: bool = False) -> Any:
+def custom_mul(
+    *, vjp_wrong: bool = False, jvp_wrong: bool = False, packs_tangents: bool = False
+) -> Any:
     @mx.custom_function
     def f(a: Any, b: Any) -> Any:
         return a * b
@@ -74,7 +76,9 @@ def test_a_custom_function_with_right_derivatives_passes() -> None:
 def test_a_wrong_vjp_is_caught() -> None:
     result = check(custom_mul(vjp_wrong=True), INPUTS)
     assert ("wrong-value", "vjp") in kinds(result)
-    assert ("wrong-value", "jvp") not in kinds(result)  # the jvp is right: the vjp is the odd one out
+    assert ("wrong-value", "jvp") not in kinds(
+        result
+    )  # the jvp is right: the vjp is the odd one out
 
 
 def test_a_wrong_jvp_is_caught_and_raises_with_the_report() -> None:
@@ -128,7 +132,10 @@ def test_nan_points_are_redrawn_and_integer_outputs_not_checked() -> None:
 
 def test_the_declarative_form() -> None:
     scope = {"mx": mx}
-    spec = {"fn": "lambda a, b: mx.arctan2(a, b)", "inputs": [{"shape": [3]}, {"shape": [3], "const": True}]}
+    spec = {
+        "fn": "lambda a, b: mx.arctan2(a, b)",
+        "inputs": [{"shape": [3]}, {"shape": [3], "const": True}],
+    }
     assert check_spec(spec, scope).ok
     run_declarative({**spec, "dtypes": ["bfloat16"], "checks": ["jvp", "vjp"], "points": 1}, scope)
     with pytest.raises(RuntimeError, match="checked nothing"):

@@ -41,6 +41,7 @@ LINUX = Target(
     tags=frozenset(
         {
             Tag("cp311", "cp311", "manylinux_2_35_x86_64"),
+            Tag("cp311", "cp311", "manylinux_2_31_x86_64"),
             Tag("py3", "none", "manylinux_2_35_x86_64"),
             Tag("py3", "none", "any"),
         }
@@ -262,3 +263,12 @@ def test_versions_and_ranges_parse() -> None:
     assert Version("0.29.3") in parse_range(">=0.29,<0.30")
     with pytest.raises(ReleaseError):
         parse_range("0.29..0.30")
+
+
+def test_a_file_index_is_read_like_a_served_one(tmp_path: Path) -> None:
+    for project, data in PAGES.items():
+        (tmp_path / project).mkdir()
+        anchors = "".join(f'<a href="{f["filename"]}">{f["filename"]}</a>' for f in data["files"])
+        (tmp_path / project / "index.html").write_text(f"<html><body>{anchors}</body></html>")
+    listing = list_releases(Source(tmp_path.as_uri()), LINUX, yanked=True)
+    assert [str(v) for v in listing.versions] == ["0.26.1", "0.29.0", "0.29.1", "0.29.2"]

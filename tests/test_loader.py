@@ -206,3 +206,75 @@ def test_bundled_corpus_is_valid() -> None:
     for entry in entries:
         assert entry.upstream.report.startswith("https://")
         assert entry.code is not None or entry.gradcheck is not None
+
+
+GRADCHECK = """\
+id: declared
+title: A declarative entry
+summary: Checked by gradcheck.
+upstream: {report: "https://example.invalid/report"}
+bug: {outcome: fail}
+gradcheck:
+%s
+"""
+
+
+def test_a_gradcheck_block_is_kept_as_given(tmp_path: Path) -> None:
+    block = """\
+  fn: "lambda c, x: mx.where(c, x, 2.0)"
+  inputs:
+    - {shape: [3], dtype: bool}
+    - {shape: [3], range: [-1, 1], const: false}
+    - {value: [[1.0, 2.0]], dtype: float32}
+  dtypes: [float32, bfloat16]
+  checks: [jvp, subsets]
+  seed: 7
+  points: 3
+  rtol: 0.01"""
+    (entry,) = load([write_entry(tmp_path, "declared", GRADCHECK % block)])
+    assert entry.gradcheck is not None and entry.code is None
+    assert entry.gradcheck["inputs"][2]["value"] == [[1.0, 2.0]] and entry.gradcheck["seed"] == 7
+    from mgradcheck.child.gradcheck import SPEC_KEYS
+    from mgradcheck.loader import GRADCHECK_KEYS
+
+    assert set(SPEC_KEYS) == GRADCHECK_KEYS
+
+
+def test_every_problem_in_a_gradcheck_block_names_its_field(tmp_path: Path) -> None:
+    block = """\
+  fn: "lambda x: x +"
+  inputs:
+    - {shape: [2, -1], dtype: float8}
+    - {shape: [2], range: [1, 0], fill: "x"}
+    - {value: [[1, 2], [3]]}
+    - {value: [1, 2], shape: [3], const: "yes"}
+    - {shap: [2]}
+  dtypes: [int32]
+  checks: [jvp, grad]
+  seed: -1
+  points: 0
+  atol: 0"""
+    with pytest.raises(CorpusError) as info:
+        load([write_entry(tmp_path, "declared", GRADCHECK % block)])
+    text = str(info.value)
+    for field in (
+        "gradcheck.fn: not a Python expression",
+        "gradcheck.inputs[0].shape[1]: -1 is outside",
+        "gradcheck.inputs[0].dtype: 'float8' is not one of",
+        "gradcheck.inputs[1].range: expected two numbers",
+        "gradcheck.inputs[1].fill: expected a number",
+        "gradcheck.inputs[2].value: expected a number or a (nested, rectangular) list",
+        "gradcheck.inputs[3].value: has shape [2], not the shape [3] given",
+        "gradcheck.inputs[3].const: expected true or false",
+        "gradcheck.inputs[4].shap: unknown key (did you mean 'shape'?)",
+        "gradcheck.dtypes[0]: 'int32' is not one of",
+        "gradcheck.checks[1]: 'grad' is not one of",
+        "gradcheck.seed: -1 is outside",
+        "gradcheck.points: 0 is outside",
+        "gradcheck.atol: must be positive",
+    ):
+        assert field in text, field
+    assert (
+        "declared.yaml:7: gradcheck.fn" in text
+        and "declared.yaml:10: gradcheck.inputs[1].range" in text
+    )

@@ -69,7 +69,7 @@ def test_markdown_and_json(fake_wheels: Path, tmp_path: Path) -> None:
     assert lines[4].startswith("| 1.6.0 |")  # newest first, as in a release note
     assert "| 1.3.0 | pass | **→ pass** | fail |" in lines
     assert "| 1.4.0 | **→ fail** | pass | fail |" in lines
-    assert "| 1.5.0 | n/a | n/a | n/a |" in lines
+    assert "| 1.5.0 | _n/a_ | _n/a_ | _n/a_ |" in lines  # not installable: unknown
     assert (
         "- `fixed-in-1-3`: bad through 1.2.0, good from 1.3.0 (corpus: fixed_in 1.3.0) "
         "([compare](https://github.com/ml-explore/mlx/compare/v1.2.0...v1.3.0))"

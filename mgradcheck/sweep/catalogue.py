@@ -89,21 +89,59 @@ def _elementwise() -> Iterable[Case]:
         yield Case(op, op, "binary", f"lambda a, b: mx.{op}(a, b)", (a, b))
         yield Case(f"{op}-const-left", op, "binary", f"lambda b: mx.{op}({CONSTANT}, b)", (b,))
         yield Case(f"{op}-const-right", op, "binary", f"lambda a: mx.{op}(a, {CONSTANT})", (a,))
-    yield Case("multiply-broadcast", "multiply", "binary", "lambda a, b: a * b", (arr(2, 3), arr(1, 3)))
+    yield Case(
+        "multiply-broadcast", "multiply", "binary", "lambda a, b: a * b", (arr(2, 3), arr(1, 3))
+    )
     yield Case("add-broadcast", "add", "binary", "lambda a, b: a + b", (arr(2, 1), arr(3)))
-    yield Case("divide-broadcast", "divide", "binary", "lambda a, b: a / b", (arr(3), arr(2, 1, lo=0.5)))
+    yield Case(
+        "divide-broadcast", "divide", "binary", "lambda a, b: a / b", (arr(3), arr(2, 1, lo=0.5))
+    )
 
 
 def _where() -> Iterable[Case]:
     yield Case("where", "where", "where", "lambda c, x, y: mx.where(c, x, y)", (mask(2, 3), M, M))
-    yield Case("where-traced-cond", "where", "where", "lambda x, y: mx.where(x > y, x * y, x - y)", (M, M))
-    yield Case("where-const-true", "where", "where", "lambda t: mx.where(t < -1.0, 999.0, t * t)", (arr(4),))
-    yield Case("where-const-false", "where", "where", "lambda t: mx.where(t < 0.5, t * t, -7.0)", (arr(4),))
-    yield Case("where-broadcast", "where", "where", "lambda c, x, y: mx.where(c, x, y)", (mask(2, 1), arr(3), arr(2, 3)))
-    yield Case("where-mask-const", "where", "where", "lambda c, x: mx.where(c, mx.sin(x), x * x)", (mask(4), arr(4)))
-    yield Case("compare-scale", "less", "where", "lambda a, b: (a < b).astype(a.dtype) * a + (a >= b) * b", (M, M))
+    yield Case(
+        "where-traced-cond", "where", "where", "lambda x, y: mx.where(x > y, x * y, x - y)", (M, M)
+    )
+    yield Case(
+        "where-const-true",
+        "where",
+        "where",
+        "lambda t: mx.where(t < -1.0, 999.0, t * t)",
+        (arr(4),),
+    )
+    yield Case(
+        "where-const-false", "where", "where", "lambda t: mx.where(t < 0.5, t * t, -7.0)", (arr(4),)
+    )
+    yield Case(
+        "where-broadcast",
+        "where",
+        "where",
+        "lambda c, x, y: mx.where(c, x, y)",
+        (mask(2, 1), arr(3), arr(2, 3)),
+    )
+    yield Case(
+        "where-mask-const",
+        "where",
+        "where",
+        "lambda c, x: mx.where(c, mx.sin(x), x * x)",
+        (mask(4), arr(4)),
+    )
+    yield Case(
+        "compare-scale",
+        "less",
+        "where",
+        "lambda a, b: (a < b).astype(a.dtype) * a + (a >= b) * b",
+        (M, M),
+    )
     yield Case("clip", "clip", "where", "lambda x: mx.clip(x, -1.0, 1.0)", (M,))
-    yield Case("clip-arrays", "clip", "where", "lambda x, lo, hi: mx.clip(x, lo, hi)", (M, arr(2, 3, hi=-0.5), arr(2, 3, lo=0.5)))
+    yield Case(
+        "clip-arrays",
+        "clip",
+        "where",
+        "lambda x, lo, hi: mx.clip(x, lo, hi)",
+        (M, arr(2, 3, hi=-0.5), arr(2, 3, lo=0.5)),
+    )
 
 
 def _reductions() -> Iterable[Case]:
@@ -111,16 +149,30 @@ def _reductions() -> Iterable[Case]:
     for op in ("sum", "mean", "prod", "max", "min", "logsumexp", "var", "std"):
         yield Case(op, op, "reduce", f"lambda x: mx.{op}(x)", (x,))
         yield Case(f"{op}-axis", op, "reduce", f"lambda x: mx.{op}(x, axis=1)", (x,))
-        yield Case(f"{op}-axes-keepdims", op, "reduce", f"lambda x: mx.{op}(x, axis=(0, 2), keepdims=True)", (x,))
+        yield Case(
+            f"{op}-axes-keepdims",
+            op,
+            "reduce",
+            f"lambda x: mx.{op}(x, axis=(0, 2), keepdims=True)",
+            (x,),
+        )
     yield Case("softmax", "softmax", "reduce", "lambda x: mx.softmax(x, axis=-1)", (x,))
     yield Case("softmax-axis0", "softmax", "reduce", "lambda x: mx.softmax(x, axis=0)", (x,))
     yield Case("norm", "norm", "reduce", "lambda x: mx.linalg.norm(x)", (M,))
     yield Case("norm-axis", "norm", "reduce", "lambda x: mx.linalg.norm(x, axis=-1)", (M,))
     for op in ("cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"):
         yield Case(op, op, "scan", f"lambda x: mx.{op}(x, axis=1)", (arr(2, 5),))
-        yield Case(f"{op}-reverse", op, "scan", f"lambda x: mx.{op}(x, axis=1, reverse=True)", (arr(2, 5),))
+        yield Case(
+            f"{op}-reverse", op, "scan", f"lambda x: mx.{op}(x, axis=1, reverse=True)", (arr(2, 5),)
+        )
         if op in ("cumsum", "cumprod"):  # the others start an exclusive scan at -inf or inf
-            yield Case(f"{op}-exclusive", op, "scan", f"lambda x: mx.{op}(x, axis=0, inclusive=False)", (arr(3, 2),))
+            yield Case(
+                f"{op}-exclusive",
+                op,
+                "scan",
+                f"lambda x: mx.{op}(x, axis=0, inclusive=False)",
+                (arr(3, 2),),
+            )
 
 
 def _shapes() -> Iterable[Case]:
@@ -137,14 +189,40 @@ def _shapes() -> Iterable[Case]:
         ("roll", "mx.roll(x, 2, axis=2)"), ("sort", "mx.sort(x, axis=-1)"),
         ("topk", "mx.topk(x, 2, axis=-1)"),
     ):  # fmt: skip
-        op = name.split("-")[0].replace("expand", "expand_dims").replace("broadcast", "broadcast_to")
+        op = (
+            name.split("-")[0].replace("expand", "expand_dims").replace("broadcast", "broadcast_to")
+        )
         yield Case(name, op, "shape", f"lambda x: {body}", (x,))
-    yield Case("concatenate", "concatenate", "shape", "lambda a, b: mx.concatenate([a, b], axis=1)", (M, arr(2, 2)))
-    yield Case("concatenate-const", "concatenate", "shape", "lambda a: mx.concatenate([mx.ones((2, 1)), a, a * 2.0], axis=1)", (M,))
+    yield Case(
+        "concatenate",
+        "concatenate",
+        "shape",
+        "lambda a, b: mx.concatenate([a, b], axis=1)",
+        (M, arr(2, 2)),
+    )
+    yield Case(
+        "concatenate-const",
+        "concatenate",
+        "shape",
+        "lambda a: mx.concatenate([mx.ones((2, 1)), a, a * 2.0], axis=1)",
+        (M,),
+    )
     yield Case("stack", "stack", "shape", "lambda a, b: mx.stack([a, b], axis=0)", (M, M))
     yield Case("split", "split", "multi-output", "lambda x: mx.split(x, 3, axis=1)", (arr(2, 6),))
-    yield Case("split-indices", "split", "multi-output", "lambda x: mx.split(x, [1, 4], axis=1)", (arr(2, 6),))
-    yield Case("split-mix", "split", "multi-output", "lambda x, y: tuple(p * y for p in mx.split(x, 2))", (arr(4, 3), arr(3)))
+    yield Case(
+        "split-indices",
+        "split",
+        "multi-output",
+        "lambda x: mx.split(x, [1, 4], axis=1)",
+        (arr(2, 6),),
+    )
+    yield Case(
+        "split-mix",
+        "split",
+        "multi-output",
+        "lambda x, y: tuple(p * y for p in mx.split(x, 2))",
+        (arr(4, 3), arr(3)),
+    )
 
 
 def _indexing() -> Iterable[Case]:
@@ -164,32 +242,69 @@ def _indexing() -> Iterable[Case]:
     for name, fn, inputs in read:
         yield Case(name, name.replace("-", "_"), "index-read", fn, inputs)
     y = arr(2, 3)
-    write = (
+    write: tuple[tuple[str, str, str, tuple[Input, ...]], ...] = (
         ("setitem-slice", "slice_assign", "lambda x, y: setitem(x, slice(1, 3), y)", (x, y)),
         ("setitem-slice-const", "slice_assign", "lambda x: setitem(x, slice(0, 2), 0.5)", (x,)),
-        ("setitem-step", "slice_assign", "lambda x, y: setitem(x, (slice(None, None, 2), slice(1, None)), y[:, :2])", (x, y)),
+        (
+            "setitem-step",
+            "slice_assign",
+            "lambda x, y: setitem(x, (slice(None, None, 2), slice(1, None)), y[:, :2])",
+            (x, y),
+        ),
         ("setitem-mask", "mask_assign", "lambda x, m, y: setitem(x, m, y)", (x, mask(4, 3), arr())),
         ("setitem-mask-scalar", "mask_assign", "lambda x: setitem(x, x > 0.5, 2.0)", (x,)),
-        ("slice-update", "slice_update", "lambda x, y: mx.slice_update(x, y, mx.array([1, 0]), (0, 1))", (x, y)),
-        ("put-along-axis", "put_along_axis", "lambda x, i, y: mx.put_along_axis(x, i, y, axis=1)", (x, col, arr(4, 1))),
+        (
+            "slice-update",
+            "slice_update",
+            "lambda x, y: mx.slice_update(x, y, mx.array([1, 0]), (0, 1))",
+            (x, y),
+        ),
+        (
+            "put-along-axis",
+            "put_along_axis",
+            "lambda x, i, y: mx.put_along_axis(x, i, y, axis=1)",
+            (x, col, arr(4, 1)),
+        ),
         ("at-add", "scatter_add", "lambda x, i, y: x.at[i].add(y)", (x, idx, arr(3, 3))),
         ("at-subtract", "scatter_add", "lambda x, i, y: x.at[i].subtract(y)", (x, idx, arr(3, 3))),
         ("at-multiply", "scatter_prod", "lambda x, i, y: x.at[i].multiply(y)", (x, idx, arr(3, 3))),
-        ("at-divide", "scatter_prod", "lambda x, i, y: x.at[i].divide(y)", (x, idx, arr(3, 3, lo=0.5))),
+        (
+            "at-divide",
+            "scatter_prod",
+            "lambda x, i, y: x.at[i].divide(y)",
+            (x, idx, arr(3, 3, lo=0.5)),
+        ),
         ("at-maximum", "scatter_max", "lambda x, i, y: x.at[i].maximum(y)", (x, idx, arr(3, 3))),
         ("at-minimum", "scatter_min", "lambda x, i, y: x.at[i].minimum(y)", (x, idx, arr(3, 3))),
         ("at-add-const", "scatter_add", "lambda x, i: x.at[i].add(2.0)", (x, idx)),
-        ("at-add-into-const", "scatter_add", "lambda y, i: mx.zeros((4, 3)).at[i].add(y)", (arr(3, 3), idx)),
+        (
+            "at-add-into-const",
+            "scatter_add",
+            "lambda y, i: mx.zeros((4, 3)).at[i].add(y)",
+            (arr(3, 3), idx),
+        ),
     )
-    for name, op, fn, inputs in write:
-        yield Case(name, op, "index-write", fn, inputs)
+    for name, op, fn, args in write:
+        yield Case(name, op, "index-write", fn, args)
 
 
 def _multi_output() -> Iterable[Case]:
     yield Case("divmod", "divmod", "multi-output", "lambda a, b: mx.divmod(a, b)", (POS, POS))
     yield Case("divmod-const", "divmod", "multi-output", "lambda a: mx.divmod(a, 0.7)", (POS,))
-    yield Case("sort-argsort", "argsort", "multi-output", "lambda x: (mx.sort(x), mx.argsort(x))", (arr(5),))
-    yield Case("max-argmax", "argmax", "multi-output", "lambda x: (x * mx.argmax(x, axis=1, keepdims=True), mx.argmax(x))", (M,))
+    yield Case(
+        "sort-argsort",
+        "argsort",
+        "multi-output",
+        "lambda x: (mx.sort(x), mx.argsort(x))",
+        (arr(5),),
+    )
+    yield Case(
+        "max-argmax",
+        "argmax",
+        "multi-output",
+        "lambda x: (x * mx.argmax(x, axis=1, keepdims=True), mx.argmax(x))",
+        (M,),
+    )
 
 
 def _power_and_bits() -> Iterable[Case]:
@@ -210,22 +325,62 @@ def _power_and_bits() -> Iterable[Case]:
     ):
         yield Case(f"bitwise-{name}", "bitwise", "bitwise", f"lambda x: {body}", (arr(6),))
     both = "((x * 4.0).astype(mx.int32) & (y * 4.0).astype(mx.int32)).astype(x.dtype)"
-    yield Case("bitwise-two-traced", "bitwise", "bitwise", f"lambda x, y: x * {both} + y * y", (arr(6), arr(6)))
+    yield Case(
+        "bitwise-two-traced",
+        "bitwise",
+        "bitwise",
+        f"lambda x, y: x * {both} + y * y",
+        (arr(6), arr(6)),
+    )
 
 
 def _linalg() -> Iterable[Case]:
     f32 = ("float32",)
     yield Case("matmul", "matmul", "linalg", "lambda a, b: a @ b", (arr(2, 3), arr(3, 4)))
-    yield Case("matmul-batched", "matmul", "linalg", "lambda a, b: a @ b", (arr(2, 2, 3), arr(3, 2)))
-    yield Case("matmul-vector", "matmul", "linalg", "lambda a, b: mx.matmul(a, b)", (arr(3), arr(3, 2)))
+    yield Case(
+        "matmul-batched", "matmul", "linalg", "lambda a, b: a @ b", (arr(2, 2, 3), arr(3, 2))
+    )
+    yield Case(
+        "matmul-vector", "matmul", "linalg", "lambda a, b: mx.matmul(a, b)", (arr(3), arr(3, 2))
+    )
     yield Case("matmul-const", "matmul", "linalg", "lambda b: mx.ones((2, 3)) @ b", (arr(3, 4),))
-    yield Case("addmm", "addmm", "linalg", "lambda c, a, b: mx.addmm(c, a, b)", (arr(2, 4), arr(2, 3), arr(3, 4)))
-    yield Case("addmm-scaled", "addmm", "linalg", "lambda c, a, b: mx.addmm(c, a, b, alpha=0.5, beta=2.0)", (arr(2, 4), arr(2, 3), arr(3, 4)))
-    yield Case("addmm-broadcast", "addmm", "linalg", "lambda c, a, b: mx.addmm(c, a, b)", (arr(4), arr(2, 3), arr(3, 4)))
+    yield Case(
+        "addmm",
+        "addmm",
+        "linalg",
+        "lambda c, a, b: mx.addmm(c, a, b)",
+        (arr(2, 4), arr(2, 3), arr(3, 4)),
+    )
+    yield Case(
+        "addmm-scaled",
+        "addmm",
+        "linalg",
+        "lambda c, a, b: mx.addmm(c, a, b, alpha=0.5, beta=2.0)",
+        (arr(2, 4), arr(2, 3), arr(3, 4)),
+    )
+    yield Case(
+        "addmm-broadcast",
+        "addmm",
+        "linalg",
+        "lambda c, a, b: mx.addmm(c, a, b)",
+        (arr(4), arr(2, 3), arr(3, 4)),
+    )
     yield Case("inner", "inner", "linalg", "lambda a, b: mx.inner(a, b)", (arr(2, 3), arr(3)))
     yield Case("outer", "outer", "linalg", "lambda a, b: mx.outer(a, b)", (arr(3), arr(2)))
-    yield Case("tensordot", "tensordot", "linalg", "lambda a, b: mx.tensordot(a, b, axes=1)", (arr(2, 3), arr(3, 2)))
-    yield Case("einsum", "einsum", "linalg", "lambda a, b: mx.einsum('ij,jk->ik', a, b)", (arr(2, 3), arr(3, 2)))
+    yield Case(
+        "tensordot",
+        "tensordot",
+        "linalg",
+        "lambda a, b: mx.tensordot(a, b, axes=1)",
+        (arr(2, 3), arr(3, 2)),
+    )
+    yield Case(
+        "einsum",
+        "einsum",
+        "linalg",
+        "lambda a, b: mx.einsum('ij,jk->ik', a, b)",
+        (arr(2, 3), arr(3, 2)),
+    )
     spd = "x @ x.T + 3.0 * mx.eye(3)"
     for name, body in (
         ("inv", f"mx.linalg.inv({spd})"), ("cholesky", f"mx.linalg.cholesky({spd})"),
@@ -235,18 +390,66 @@ def _linalg() -> Iterable[Case]:
 
 
 def _conv() -> Iterable[Case]:
-    yield Case("conv1d", "conv1d", "conv", "lambda x, w: mx.conv1d(x, w)", (arr(1, 6, 2), arr(3, 3, 2)))
-    yield Case("conv1d-stride-pad", "conv1d", "conv", "lambda x, w: mx.conv1d(x, w, stride=2, padding=1)", (arr(1, 7, 2), arr(2, 3, 2)))
-    yield Case("conv1d-dilation", "conv1d", "conv", "lambda x, w: mx.conv1d(x, w, dilation=2)", (arr(1, 7, 1), arr(2, 2, 1)))
-    yield Case("conv2d", "conv2d", "conv", "lambda x, w: mx.conv2d(x, w, padding=1)", (arr(1, 4, 4, 2), arr(2, 3, 3, 2)))
-    yield Case("conv2d-groups", "conv2d", "conv", "lambda x, w: mx.conv2d(x, w, groups=2)", (arr(1, 4, 4, 2), arr(2, 2, 2, 1)))
-    yield Case("conv-transpose1d", "conv_transpose1d", "conv", "lambda x, w: mx.conv_transpose1d(x, w, stride=2)", (arr(1, 4, 2), arr(3, 3, 2)))
-    yield Case("conv1d-const-weight", "conv1d", "conv", "lambda x: mx.conv1d(x, mx.ones((1, 3, 2)) * 0.5)", (arr(1, 6, 2),))
+    yield Case(
+        "conv1d", "conv1d", "conv", "lambda x, w: mx.conv1d(x, w)", (arr(1, 6, 2), arr(3, 3, 2))
+    )
+    yield Case(
+        "conv1d-stride-pad",
+        "conv1d",
+        "conv",
+        "lambda x, w: mx.conv1d(x, w, stride=2, padding=1)",
+        (arr(1, 7, 2), arr(2, 3, 2)),
+    )
+    yield Case(
+        "conv1d-dilation",
+        "conv1d",
+        "conv",
+        "lambda x, w: mx.conv1d(x, w, dilation=2)",
+        (arr(1, 7, 1), arr(2, 2, 1)),
+    )
+    yield Case(
+        "conv2d",
+        "conv2d",
+        "conv",
+        "lambda x, w: mx.conv2d(x, w, padding=1)",
+        (arr(1, 4, 4, 2), arr(2, 3, 3, 2)),
+    )
+    yield Case(
+        "conv2d-groups",
+        "conv2d",
+        "conv",
+        "lambda x, w: mx.conv2d(x, w, groups=2)",
+        (arr(1, 4, 4, 2), arr(2, 2, 2, 1)),
+    )
+    yield Case(
+        "conv-transpose1d",
+        "conv_transpose1d",
+        "conv",
+        "lambda x, w: mx.conv_transpose1d(x, w, stride=2)",
+        (arr(1, 4, 2), arr(3, 3, 2)),
+    )
+    yield Case(
+        "conv1d-const-weight",
+        "conv1d",
+        "conv",
+        "lambda x: mx.conv1d(x, mx.ones((1, 3, 2)) * 0.5)",
+        (arr(1, 6, 2),),
+    )
 
 
 def catalogue() -> list[Case]:
     """Every case, in a stable order (ids are unique)."""
-    parts = (_elementwise, _where, _reductions, _shapes, _indexing, _multi_output, _power_and_bits, _linalg, _conv)
+    parts = (
+        _elementwise,
+        _where,
+        _reductions,
+        _shapes,
+        _indexing,
+        _multi_output,
+        _power_and_bits,
+        _linalg,
+        _conv,
+    )
     cases = [case for part in parts for case in part()]
     seen: set[str] = set()
     for case in cases:

@@ -16,7 +16,9 @@ from mgradcheck.sweep.findings import Group
 from mgradcheck.sweep.shrink import Shrunk
 
 ISSUES = "https://github.com/ml-explore/mlx/issues"
-OUTCOME = {"crash": "crash", "timeout": "timeout"}  # every other kind is a failed check
+# A crash is memory unsafety: the same spec may read garbage instead of dying,
+# so its entry accepts a failed check too. Every other kind is a failed check.
+OUTCOME: dict[str, Any] = {"crash": ["crash", "fail"], "timeout": "timeout"}
 
 
 def entry_id(group: Group) -> str:
@@ -34,7 +36,9 @@ def _describe(group: Group, shrunk: Shrunk, env: Environment) -> str:
     found = group.matching(result)
     if found:
         first = found[0]
-        lines.append(f"{first['paths']}, traced ({', '.join(first['traced'])}), {first['dtype']}: {first['detail']}")
+        lines.append(
+            f"{first['paths']}, traced ({', '.join(first['traced'])}), {first['dtype']}: {first['detail']}"
+        )
     elif result.message:
         lines.append(result.message.splitlines()[0])
     if shrunk.steps:
@@ -45,6 +49,7 @@ def _describe(group: Group, shrunk: Shrunk, env: Environment) -> str:
 def entry_data(group: Group, shrunk: Shrunk, env: Environment) -> dict[str, Any]:
     """The corpus entry as plain data, keys in the corpus's usual order."""
     outcome = OUTCOME.get(group.kind, "fail")
+    observed = outcome[0] if isinstance(outcome, list) else outcome
     bug: dict[str, Any] = {"outcome": outcome, "affects": [env.backend or "cpu"], "fixed_in": None}
     if outcome == "fail":
         bug["match"] = re.escape(f"[{group.kind}]")
@@ -57,7 +62,14 @@ def entry_data(group: Group, shrunk: Shrunk, env: Environment) -> dict[str, Any]
         "tags": ["sweep", group.results[0].task.case.family],
         "bug": bug,
         "timeout": 120,
-        "evidence": [{"mlx": env.mlx, "backend": env.backend, "outcome": outcome, "note": "found by mgradcheck sweep"}],
+        "evidence": [
+            {
+                "mlx": env.mlx,
+                "backend": env.backend,
+                "outcome": observed,
+                "note": "found by mgradcheck sweep",
+            }
+        ],
         "notes": "Unreported: file it upstream and put the issue's link in upstream.report.",
         "gradcheck": dict(spec),
     }

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mgradcheck.child.gradcheck import UNSUPPORTED
 from mgradcheck.child_process import ChildCommand
 from mgradcheck.entry import Bug, Entry, Upstream
 from mgradcheck.observation import Environment, Observation
@@ -28,8 +29,6 @@ from mgradcheck.outcomes import Outcome
 from mgradcheck.results import EntryResult
 from mgradcheck.runner import Runner, RunOptions
 from mgradcheck.sweep.catalogue import Case
-
-UNSUPPORTED_WORDS = ("not implemented", "not yet implemented", "not supported", "unsupported", "has no attribute")
 
 
 class Status(enum.Enum):
@@ -90,15 +89,16 @@ class CaseResult:
 
 
 def unsupported(text: str) -> bool:
-    lowered = text.lower()
-    return any(word in lowered for word in UNSUPPORTED_WORDS)
+    return UNSUPPORTED.search(text) is not None
 
 
 def from_line(task: Task, line: Mapping[str, Any]) -> CaseResult:
     """A case's result from its "done" log line."""
     if "error" in line:
         text = str(line["error"])
-        return CaseResult(task, Status.UNSUPPORTED if unsupported(text) else Status.ERROR, message=text)
+        return CaseResult(
+            task, Status.UNSUPPORTED if unsupported(text) else Status.ERROR, message=text
+        )
     data = line["result"]
     result = CaseResult(
         task,
@@ -116,17 +116,24 @@ def from_line(task: Task, line: Mapping[str, Any]) -> CaseResult:
 
 def from_observation(task: Task, run: Observation) -> CaseResult:
     """A case that died without a "done" line: what the runner saw of its child."""
-    tail = "\n".join(run.stderr.strip().splitlines()[-12:])
+    lines = run.stderr.strip().splitlines()
+    tail = "\n".join(lines[-12:])
+    crumbs = [line for line in lines if line.startswith("gradcheck: running ")]
+    during = f" while {crumbs[-1][len('gradcheck: ') :]}" if crumbs else ""
     if run.outcome is Outcome.CRASH:
-        return CaseResult(task, Status.CRASH, message=f"{run.reason}\n{tail}".strip())
+        return CaseResult(task, Status.CRASH, message=f"{run.reason}{during}\n{tail}".strip())
     if run.outcome is Outcome.TIMEOUT:
-        return CaseResult(task, Status.TIMEOUT, message=run.reason)
+        return CaseResult(task, Status.TIMEOUT, message=f"{run.reason}{during}")
     if run.outcome is Outcome.NOT_RUN:
         return CaseResult(task, Status.NOT_RUN)
-    return CaseResult(task, Status.ERROR, message=f"no result from the child: {run.reason}\n{tail}".strip())
+    return CaseResult(
+        task, Status.ERROR, message=f"no result from the child: {run.reason}\n{tail}".strip()
+    )
 
 
-def batch_entry(number: int, specs: Sequence[Mapping[str, Any]], log: Path, timeout: float) -> Entry:
+def batch_entry(
+    number: int, specs: Sequence[Mapping[str, Any]], log: Path, timeout: float
+) -> Entry:
     """A code entry whose child runs ``specs`` one after another, logging each to ``log``."""
     code = (
         "from mgradcheck.child.gradcheck import run_batch\n"
@@ -157,7 +164,11 @@ def _read_log(path: Path) -> tuple[dict[int, dict[str, Any]], set[int]]:
             line = json.loads(raw)
         except ValueError:
             continue  # a line cut short by the crash
-        (done.__setitem__(line["case"], line) if line.get("event") == "done" else started.add(line["case"]))
+        (
+            done.__setitem__(line["case"], line)
+            if line.get("event") == "done"
+            else started.add(line["case"])
+        )
     return done, started
 
 
@@ -192,7 +203,9 @@ class Executor:
         self.progress = progress
         self._numbers = iter(range(1 << 62))
 
-    def run(self, tasks: Sequence[Task], deadline: float | None = None, batch_size: int | None = None) -> list[CaseResult]:
+    def run(
+        self, tasks: Sequence[Task], deadline: float | None = None, batch_size: int | None = None
+    ) -> list[CaseResult]:
         """Every task's result, in order; those left when ``deadline`` (monotonic) passes are "not run"."""
         size = batch_size or self.batch_size
         results: dict[int, CaseResult] = {}
@@ -207,13 +220,15 @@ class Executor:
                 logs = [scratch / f"batch-{next(self._numbers)}.jsonl" for _ in wave]
                 entries = [
                     batch_entry(i, [tasks[t].spec for t in batch], log, self.timeout)
-                    for i, (batch, log) in enumerate(zip(wave, logs))
+                    for i, (batch, log) in enumerate(zip(wave, logs, strict=True))
                 ]
-                outcome = Runner(self.command, self.environment, RunOptions(jobs=self.jobs), Silent()).run(entries)
+                outcome = Runner(
+                    self.command, self.environment, RunOptions(jobs=self.jobs), Silent()
+                ).run(entries)
                 if outcome.interrupted is not None:
                     raise outcome.interrupted
                 finished: list[CaseResult] = []
-                for batch, log, entry_result in zip(wave, logs, outcome.results):
+                for batch, log, entry_result in zip(wave, logs, outcome.results, strict=True):
                     done, started = _read_log(log)
                     run = entry_result.runs[0]
                     unstarted = []
@@ -224,9 +239,12 @@ class Executor:
                             finished.append(results[t])
                         elif len(batch) == 1:
                             results[t] = from_observation(tasks[t], run)
+                            results[t].note = notes.get(t, "")
                             finished.append(results[t])
                         elif pos in started:
-                            notes[t] = f"its batch child died ({run.reason}) while running it"
+                            notes[t] = (
+                                f"its batch child died ({run.reason}) in it; this is its run alone"
+                            )
                             queue.appendleft([t])  # the suspect runs alone, next
                         else:
                             unstarted.append(t)

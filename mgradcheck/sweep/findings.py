@@ -10,6 +10,9 @@ from typing import Any
 from mgradcheck.sweep.execute import CaseResult, Status
 
 DTYPE_ORDER = ("float32", "float64", "float16", "bfloat16")
+# Which of several kinds seen on the same runs names the bug best.
+KIND_ORDER = ("crash", "timeout", "error", "wrong-value", "wrong-dtype", "wrong-shape")
+CHECK_ORDER = ("", "jvp", "vjp", "subsets", "compile", "hessian", "dtype")
 
 
 @dataclass
@@ -20,6 +23,7 @@ class Group:
     kind: str  # wrong-value, wrong-dtype, wrong-shape, error (a derivative path raised), crash, timeout
     check: str  # the gradcheck check that saw it ("" for crashes and timeouts)
     results: list[CaseResult] = field(default_factory=list)
+    also: list[tuple[str, str]] = field(default_factory=list)  # other kinds seen on the same runs
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -27,9 +31,12 @@ class Group:
 
     @property
     def title(self) -> str:
-        what = {"error": "a derivative raises", "crash": "crash", "timeout": "hang"}.get(self.kind, self.kind)
+        what = {"error": "a derivative raises", "crash": "crash", "timeout": "hang"}.get(
+            self.kind, self.kind
+        )
         via = f" ({self.check})" if self.check else ""
-        return f"{self.op}: {what}{via}"
+        also = f", also {', '.join(c or k for k, c in self.also)}" if self.also else ""
+        return f"{self.op}: {what}{via}{also}"
 
     def representative(self) -> CaseResult:
         """The simplest member: float32 first, then fewest inputs, then fewest elements."""
@@ -61,6 +68,7 @@ class Group:
             "check": self.check,
             "title": self.title,
             "cases": sorted({r.task.key for r in self.results}),
+            "also": [f"{kind} ({check})" if check else kind for kind, check in self.also],
         }
 
 
@@ -87,7 +95,23 @@ def group(results: Sequence[CaseResult]) -> list[Group]:
             continue
         for key in keys:
             groups.setdefault(key, Group(*key)).results.append(result)
-    return list(groups.values())
+    # Several kinds seen on exactly the same runs of one op are one bug seen several ways
+    # (a wrong jvp also breaks <J^T c, t> = <c, J t>): keep the kind that names it best.
+    same: dict[tuple[str, frozenset[str]], list[Group]] = {}
+    for g in groups.values():
+        same.setdefault((g.op, frozenset(r.task.key for r in g.results)), []).append(g)
+    merged = []
+    for members in same.values():
+        members.sort(key=_rank)
+        members[0].also = [(g.kind, g.check) for g in members[1:]]
+        merged.append(members[0])
+    return merged
+
+
+def _rank(g: Group) -> tuple[int, int]:
+    kind = KIND_ORDER.index(g.kind) if g.kind in KIND_ORDER else len(KIND_ORDER)
+    check = CHECK_ORDER.index(g.check) if g.check in CHECK_ORDER else len(CHECK_ORDER)
+    return (kind, check)
 
 
 def arg_names(fn: str) -> list[str]:

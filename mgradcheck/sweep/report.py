@@ -30,24 +30,36 @@ def render(report: SweepReport) -> str:
     lines = [report.summary_line()]
     for finding in report.findings:
         where = f" -> {finding.path}" if finding.path else ""
-        confirmed = {True: " (reproduces)", False: " (DID NOT REPRODUCE)", None: ""}[finding.reproduced]
-        lines.append(f"  FINDING {finding.group.title}: {len(finding.group.results)} runs{where}{confirmed}")
+        confirmed = {True: " (reproduces)", False: " (DID NOT REPRODUCE)", None: ""}[
+            finding.reproduced
+        ]
+        lines.append(
+            f"  FINDING {finding.group.title}: {len(finding.group.results)} runs{where}{confirmed}"
+        )
         if finding.reproduced is False:
             lines.append(f"      {finding.reproduction}")
-    by_op: dict[str, list[str]] = defaultdict(list)
+    by_op: dict[str, set[str]] = defaultdict(set)
+    partial = 0
     for result in report.results:
-        if result.status is Status.UNSUPPORTED or (result.status is Status.PASS and result.unsupported):
-            by_op[result.task.case.op].append(result.task.dtype)
+        if result.status is Status.UNSUPPORTED:
+            by_op[result.task.case.op].add(result.task.dtype)
+        elif result.unsupported:
+            partial += 1
     if by_op:
-        lines.append("  unsupported (a path MLX does not implement): " + ", ".join(
-            f"{op} [{','.join(sorted(set(d)))}]" for op, d in sorted(by_op.items())
-        ))
+        ops = ", ".join(f"{op} [{','.join(sorted(d))}]" for op, d in sorted(by_op.items()))
+        lines.append(f"  unsupported (MLX implements no derivative path checked): {ops}")
+    if partial:
+        lines.append(f"  {partial} other runs skipped a path MLX does not implement (see --json)")
     for result in report.results:
         if result.status is Status.ERROR:
-            lines.append(f"  ERROR {result.task.key}: {result.message.splitlines()[0] if result.message else ''}")
+            lines.append(
+                f"  ERROR {result.task.key}: {result.message.splitlines()[0] if result.message else ''}"
+            )
     not_run = report.counts()[Status.NOT_RUN]
     if not_run:
-        lines.append(f"  {not_run} runs not started: the budget of {report.budget:.0f}s ran out (raise --budget)")
+        lines.append(
+            f"  {not_run} runs not started: the budget of {report.budget:.0f}s ran out (raise --budget)"
+        )
     return "\n".join(lines)
 
 

@@ -101,7 +101,9 @@ class SweepReport:
         }
 
 
-def plan(options: SweepOptions, cases: Sequence[Case] | None = None) -> tuple[list[Case], list[Task]]:
+def plan(
+    options: SweepOptions, cases: Sequence[Case] | None = None
+) -> tuple[list[Case], list[Task]]:
     """The cases chosen by the patterns, and one task per case and dtype."""
     chosen = select(cases if cases is not None else catalogue(), options.patterns)
     planned = []
@@ -115,7 +117,9 @@ def plan(options: SweepOptions, cases: Sequence[Case] | None = None) -> tuple[li
     return chosen, planned
 
 
-def confirm(paths: Sequence[Path], command: ChildCommand, env: Environment, jobs: int) -> dict[Path, tuple[bool, str]]:
+def confirm(
+    paths: Sequence[Path], command: ChildCommand, env: Environment, jobs: int
+) -> dict[Path, tuple[bool, str]]:
     """Validate the emitted entries with the corpus loader and run them as ``mgradcheck run`` would."""
     from mgradcheck import loader
     from mgradcheck.outcomes import Outcome, Verdict
@@ -124,9 +128,12 @@ def confirm(paths: Sequence[Path], command: ChildCommand, env: Environment, jobs
     entries = loader.load(list(paths))
     outcome = Runner(command, env, RunOptions(jobs=jobs), Silent()).run(entries)
     confirmed = {}
-    for path, result in zip(paths, outcome.results):
+    for path, result in zip(paths, outcome.results, strict=True):
         ok = result.outcome is not Outcome.PASS and result.verdict is Verdict.AS_EXPECTED
-        confirmed[path] = (ok, f"{result.outcome_text} -> {result.verdict.label}: {result.judgement.reason}")
+        confirmed[path] = (
+            ok,
+            f"{result.outcome_text} -> {result.verdict.label}: {result.judgement.reason}",
+        )
     return confirmed
 
 
@@ -139,12 +146,17 @@ def sweep(
 ) -> SweepReport:
     started = time.monotonic()
     chosen, planned = plan(options, cases)
-    executor = Executor(command, env, jobs=options.jobs, batch_size=options.batch_size, progress=progress)
+    executor = Executor(
+        command, env, jobs=options.jobs, batch_size=options.batch_size, progress=progress
+    )
     results = executor.run(planned, started + CATALOGUE_SHARE * options.budget)
     report = SweepReport(env, len(chosen), results, budget=options.budget)
     deadline = started + options.budget
+    quiet = Executor(command, env, jobs=options.jobs, batch_size=options.batch_size)
     for found in group(results):
-        shrunk = shrink(found, executor, deadline) if options.shrink else Shrunk(found.representative())
+        shrunk = (
+            shrink(found, quiet, deadline) if options.shrink else Shrunk(found.representative())
+        )
         report.findings.append(FindingReport(found, shrunk))
     if options.emit is not None and report.findings:
         options.emit.mkdir(parents=True, exist_ok=True)

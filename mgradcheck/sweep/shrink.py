@@ -63,9 +63,20 @@ def narrow(group: Group, result: CaseResult) -> list[tuple[str, Spec]]:
         found = group.matching(result)
         traced = min((f["traced"] for f in found), key=len) if found else []
         keep = [i for i in floats if i < len(names) and names[i] in traced]
-        out = [("traced " + ",".join(traced) + f", {group.check} only", _with(_traced_only(spec, keep), checks=[group.check]))]
-        return out + [(f"{group.check} only", _with(spec, checks=[group.check]))]
-    singles = [(f"only {arg_names(spec['fn'])[i] if i < len(arg_names(spec['fn'])) else i} traced", _traced_only(spec, [i])) for i in floats]
+        out = [
+            (
+                "traced " + ",".join(traced) + f", {group.check} only",
+                _with(_traced_only(spec, keep), checks=[group.check]),
+            )
+        ]
+        return [*out, (f"{group.check} only", _with(spec, checks=[group.check]))]
+    singles = [
+        (
+            f"only {arg_names(spec['fn'])[i] if i < len(arg_names(spec['fn'])) else i} traced",
+            _traced_only(spec, [i]),
+        )
+        for i in floats
+    ]
     checks = [(f"{c} only", _with(spec, checks=[c])) for c in CHECKS]
     return [*(singles if len(floats) > 1 else []), *checks]
 
@@ -73,7 +84,11 @@ def narrow(group: Group, result: CaseResult) -> list[tuple[str, Spec]]:
 def smaller_shapes(result: CaseResult) -> list[tuple[str, Spec]]:
     spec = result.task.spec
     out: list[tuple[str, Spec]] = []
-    shaped = [i for i, s in enumerate(spec["inputs"]) if "value" not in s and any(n > 1 for n in s.get("shape", []))]
+    shaped = [
+        i
+        for i, s in enumerate(spec["inputs"])
+        if "value" not in s and any(n > 1 for n in s.get("shape", []))
+    ]
     if shaped:
         every = copy.deepcopy(dict(spec))
         for i in shaped:
@@ -89,7 +104,11 @@ def smaller_shapes(result: CaseResult) -> list[tuple[str, Spec]]:
 
 def simpler_values(result: CaseResult) -> list[tuple[str, Spec]]:
     spec = result.task.spec
-    drawn = [i for i, s in enumerate(spec["inputs"]) if "value" not in s and "fill" not in s and i in _floats(spec)]
+    drawn = [
+        i
+        for i, s in enumerate(spec["inputs"])
+        if "value" not in s and "fill" not in s and i in _floats(spec)
+    ]
     out: list[tuple[str, Spec]] = []
     if not drawn:
         return out
@@ -108,7 +127,11 @@ def shrink(group: Group, executor: Executor, deadline: float | None = None) -> S
     batch = 1 if group.kind in ("crash", "timeout") else None
     proposals: list[Callable[[CaseResult], list[tuple[str, Spec]]]] = [
         lambda r: narrow(group, r),
-        lambda r: [("one point", _with(r.task.spec, points=1))] if r.task.spec.get("points", 2) > 1 else [],
+        lambda r: (
+            [("one point", _with(r.task.spec, points=1))]
+            if r.task.spec.get("points", 2) > 1
+            else []
+        ),
         smaller_shapes,
         smaller_shapes,  # a second round: halved shapes may halve again
         simpler_values,
@@ -122,9 +145,8 @@ def shrink(group: Group, executor: Executor, deadline: float | None = None) -> S
             continue
         tasks = [replace(best.result.task, spec=spec) for _, spec in candidates]
         runs = executor.run(tasks, deadline, batch_size=batch)
-        for (what, _), run in zip(candidates, runs):
+        for (what, _), run in zip(candidates, runs, strict=True):
             if group.shown_by(run):
                 best = Shrunk(run, [*best.steps, what])
                 break
     return best
-
