@@ -6,6 +6,7 @@ start without loading MLX, NumPy or Rich tables.
 
 from __future__ import annotations
 
+import signal
 import sys
 from collections.abc import Callable, Sequence
 from functools import wraps
@@ -174,7 +175,7 @@ def run(
 
     from mgradcheck import display, pipeline
     from mgradcheck.reports import json_report, table
-    from mgradcheck.runner import RunOptions, signals_interrupt
+    from mgradcheck.runner import Interrupted, RunOptions, signals_interrupt
 
     if mlx_version is not None:
         from mgradcheck.index import parse_version
@@ -205,8 +206,11 @@ def run(
                 command, env = release_command(release, quiet)
             else:
                 command, env = pipeline.prepare(interpreter)
-        except KeyboardInterrupt:
-            sys.exit(ExitCode.INTERRUPTED)
+        except (Interrupted, KeyboardInterrupt) as exc:
+            # While installing or probing: nothing ran, so no report is written (an old one stays).
+            stopped = exc if isinstance(exc, Interrupted) else Interrupted(signal.SIGINT)
+            click.echo(f"mgradcheck: interrupted by {stopped} before any entry ran", err=True)
+            sys.exit(128 + stopped.signum)
         report, interrupted = pipeline.execute(
             entries, command, env, options, display.choose(quiet), outputs, meta
         )

@@ -27,6 +27,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import threading
 import time
@@ -251,6 +252,9 @@ def _run_logged(
             stderr=subprocess.STDOUT,
             cwd=cwd,
             env=env,
+            # Its own group, so that stopping it (Ctrl-C, SIGTERM, --timeout) takes the
+            # processes it started with it, and a terminal's Ctrl-C reaches only us.
+            start_new_session=True,
         )
         deadline = time.monotonic() + timeout
         try:
@@ -262,9 +266,10 @@ def _run_logged(
                         out.write(b"\n[mgradcheck: stopped the installer]\n")
                         return -1
         finally:
-            if process.poll() is None:
-                process.kill()
-                process.wait()
+            # Also after a normal exit: nothing the installer left running in its group outlives it.
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
 
 
 def _tail(path: Path) -> str:

@@ -41,6 +41,10 @@ INDEX_VARIABLES = ("UV_DEFAULT_INDEX", "UV_INDEX_URL", "PIP_INDEX_URL")
 NO_INDEX_VARIABLES = ("UV_NO_INDEX", "PIP_NO_INDEX")
 COMPANIONS = {"cpu": ("mlx-cpu",), "cuda": ("mlx-cuda", "mlx-cuda-12", "mlx-cuda-13")}
 _UNSAFE_VERSION = re.compile(r"[\s/\\]")
+# Real versions are short; a long one would only make environment names too long for the file system.
+MAX_VERSION = 64
+# Whitespace or a control character would let one argument read as several, or as an option.
+_UNSAFE_URL = re.compile(r"[\s\x00-\x1f\x7f]")
 
 
 class ReleaseError(UsageError):
@@ -51,6 +55,10 @@ def parse_version(text: str) -> Version:
     """A PEP 440 version from the user, checked before it goes anywhere near a subprocess."""
     if not text or text.startswith("-") or _UNSAFE_VERSION.search(text):
         raise ReleaseError(f"{text!r} is not an MLX version (expected something like 0.29.1)")
+    if len(text) > MAX_VERSION:
+        raise ReleaseError(
+            f"{text[:20]!r}... is too long for an MLX version ({len(text)} characters)"
+        )
     try:
         return Version(text)
     except InvalidVersion:
@@ -70,9 +78,20 @@ def parse_range(text: str) -> SpecifierSet:
 
 
 def check_index_url(url: str) -> str:
-    scheme = urllib.parse.urlsplit(url).scheme
-    if scheme not in ("http", "https", "file") or url.startswith("-"):
+    """One http(s) URL with a host, or a file URL with a path: nothing an installer could read as more."""
+    if _UNSAFE_URL.search(url):
+        raise ReleaseError(f"index URL {url!r} holds whitespace or control characters")
+    try:
+        parts = urllib.parse.urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError on a port that is not a number
+    except ValueError as exc:
+        raise ReleaseError(f"index URL {url!r} is not a valid URL ({exc})") from None
+    if parts.scheme not in ("http", "https", "file") or url.startswith("-"):
         raise ReleaseError(f"index URL {url!r} must start with http://, https:// or file://")
+    if parts.scheme != "file" and not parts.hostname:
+        raise ReleaseError(f"index URL {url!r} names no host")
+    if parts.scheme == "file" and not parts.path.strip("/"):
+        raise ReleaseError(f"index URL {url!r} names no directory")
     return url.rstrip("/")
 
 

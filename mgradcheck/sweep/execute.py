@@ -11,6 +11,7 @@ noted as such.
 from __future__ import annotations
 
 import enum
+import itertools
 import json
 import shutil
 import tempfile
@@ -201,7 +202,7 @@ class Executor:
         self.batch_size = max(1, batch_size)
         self.timeout = timeout
         self.progress = progress
-        self._numbers = iter(range(1 << 62))
+        self._numbers = itertools.count()
 
     def run(
         self, tasks: Sequence[Task], deadline: float | None = None, batch_size: int | None = None

@@ -58,25 +58,19 @@ def narrow(group: Group, result: CaseResult) -> list[tuple[str, Spec]]:
     """Candidates tracing fewer arguments and running only the check that failed."""
     spec = result.task.spec
     floats = _floats(spec)
-    if group.check:
-        names = arg_names(spec["fn"])
+    names = arg_names(spec["fn"])
+    name = {i: names[i] if i < len(names) else f"arg{i}" for i in floats}
+    if group.check:  # a wrong answer names the arguments it was traced with
         found = group.matching(result)
         traced = min((f["traced"] for f in found), key=len) if found else []
-        keep = [i for i in floats if i < len(names) and names[i] in traced]
-        out = [
-            (
-                "traced " + ",".join(traced) + f", {group.check} only",
-                _with(_traced_only(spec, keep), checks=[group.check]),
-            )
+        keep = [i for i in floats if name[i] in traced]
+        only = _with(_traced_only(spec, keep), checks=[group.check])
+        return [
+            (f"traced {','.join(traced)}, {group.check} only", only),
+            (f"{group.check} only", _with(spec, checks=[group.check])),
         ]
-        return [*out, (f"{group.check} only", _with(spec, checks=[group.check]))]
-    singles = [
-        (
-            f"only {arg_names(spec['fn'])[i] if i < len(arg_names(spec['fn'])) else i} traced",
-            _traced_only(spec, [i]),
-        )
-        for i in floats
-    ]
+    # A crash names nothing: try each argument alone, then each check alone.
+    singles = [(f"only {name[i]} traced", _traced_only(spec, [i])) for i in floats]
     checks = [(f"{c} only", _with(spec, checks=[c])) for c in CHECKS]
     return [*(singles if len(floats) > 1 else []), *checks]
 
