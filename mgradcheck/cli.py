@@ -8,57 +8,18 @@ from __future__ import annotations
 
 import signal
 import sys
-from collections.abc import Callable, Sequence
-from functools import wraps
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import Any
 
 import click
 
 from mgradcheck import __version__
-from mgradcheck.exitcodes import ExitCode
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-if __name__ == "__main__":
-    # Under ``python -m mgradcheck.cli`` this file is ``__main__``; the command modules
-    # registered at the bottom import ``mgradcheck.cli``, which must be this module,
-    # not a second copy that would import them again half-built.
-    sys.modules.setdefault("mgradcheck.cli", sys.modules[__name__])
-
-CORPUS_OPTION = click.option(
-    "--corpus",
-    "corpus_paths",
-    multiple=True,
-    type=click.Path(path_type=Path),
-    help="Corpus file or directory (repeatable). Default: the bundled corpus.",
-)
-
-
-def fail(message: str, code: int = ExitCode.USAGE) -> NoReturn:
-    click.echo(f"mgradcheck: error: {message}", err=True)
-    sys.exit(code)
-
-
-def user_errors(func: F) -> F:
-    """Print bad input as plain lines and exit 2; never a traceback."""
-
-    @wraps(func)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from mgradcheck.atomic import WriteError
-        from mgradcheck.loader import CorpusError
-        from mgradcheck.pipeline import UsageError
-
-        try:
-            return func(*args, **kwargs)
-        except CorpusError as exc:
-            for problem in exc.problems:
-                click.echo(f"mgradcheck: error: {problem}", err=True)
-            sys.exit(ExitCode.USAGE)
-        except (UsageError, WriteError) as exc:
-            fail(str(exc))
-
-    return wrapper  # type: ignore[return-value]
+from mgradcheck.cli_common import CORPUS_OPTION, report_options, user_errors
+from mgradcheck.cli_envs import envs
+from mgradcheck.cli_releases import bisect, matrix
+from mgradcheck.cli_report import badge, report
+from mgradcheck.cli_sweep import sweep
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -122,27 +83,7 @@ def _shard(value: str | None) -> Any:
 @click.option(
     "--json", "json_path", type=click.Path(path_type=Path), help="Write the JSON report here."
 )
-@click.option(
-    "--junit",
-    "junit_path",
-    type=click.Path(path_type=Path),
-    metavar="FILE",
-    help="Write a JUnit XML report here.",
-)
-@click.option(
-    "--summary",
-    "summary_path",
-    type=click.Path(path_type=Path),
-    metavar="FILE",
-    help="Write a Markdown summary here. Default in GitHub Actions: append to $GITHUB_STEP_SUMMARY.",
-)
-@click.option(
-    "--badge",
-    "badge_path",
-    type=click.Path(path_type=Path),
-    metavar="FILE",
-    help="Write a status badge: FILE (.svg added if missing) and FILE's stem + .shields.json beside it.",
-)
+@report_options
 @click.option(
     "--shard",
     callback=lambda ctx, param, value: _shard(value),
@@ -270,21 +211,8 @@ def validate(paths: Sequence[Path]) -> None:
     click.echo(f"{len(entries)} entries valid")
 
 
-from mgradcheck.cli_report import badge, report  # noqa: E402  (they import this module)
-
-cli.add_command(report)
-cli.add_command(badge)
-
-from mgradcheck.cli_envs import envs  # noqa: E402  (they import this module)
-from mgradcheck.cli_releases import bisect, matrix  # noqa: E402
-
-cli.add_command(envs)
-cli.add_command(bisect)
-cli.add_command(matrix)
-
-from mgradcheck.cli_sweep import sweep  # noqa: E402  (it imports this module)
-
-cli.add_command(sweep)
+for command in (report, badge, envs, bisect, matrix, sweep):
+    cli.add_command(command)
 
 
 def main() -> None:

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from mgradcheck.cli import user_errors
+from mgradcheck.cli_common import user_errors
 from mgradcheck.cli_releases import (
     interruptible,
     parse_version_option,

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from mgradcheck.cli import user_errors
+from mgradcheck.cli_common import CORPUS_OPTION, user_errors
 from mgradcheck.exitcodes import ExitCode
 from mgradcheck.regress import RegressOn
 
@@ -29,15 +29,6 @@ if TYPE_CHECKING:
     from mgradcheck.release_runs import Settings
 
 F = TypeVar("F", bound=Callable[..., Any])
-# The same option as cli.CORPUS_OPTION, spelled out: cli.py imports this module at its
-# end, and mypy cannot type a decorator taken across that cycle.
-CORPUS_OPTION = click.option(
-    "--corpus",
-    "corpus_paths",
-    multiple=True,
-    type=click.Path(path_type=Path),
-    help="Corpus file or directory (repeatable). Default: the bundled corpus.",
-)
 
 
 def parse_version_option(

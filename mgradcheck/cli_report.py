@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from mgradcheck.cli import fail, user_errors
+from mgradcheck.cli_common import fail, report_options, user_errors
 
 if TYPE_CHECKING:
     from mgradcheck.results import Report
@@ -42,27 +42,7 @@ def report() -> None:
 @click.option(
     "-o", "--output", type=click.Path(path_type=Path), help="Write the merged JSON report here."
 )
-@click.option(
-    "--junit",
-    "junit_path",
-    type=click.Path(path_type=Path),
-    metavar="FILE",
-    help="Write a JUnit XML report here.",
-)
-@click.option(
-    "--summary",
-    "summary_path",
-    type=click.Path(path_type=Path),
-    metavar="FILE",
-    help="Write a Markdown summary here. Default in GitHub Actions: append to $GITHUB_STEP_SUMMARY.",
-)
-@click.option(
-    "--badge",
-    "badge_path",
-    type=click.Path(path_type=Path),
-    metavar="FILE",
-    help="Write a status badge: FILE (.svg added if missing) and FILE's stem + .shields.json beside it.",
-)
+@report_options
 @user_errors
 def merge_command(
     files: Sequence[Path],

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from mgradcheck.cli import user_errors
+from mgradcheck.cli_common import user_errors
 from mgradcheck.exitcodes import ExitCode
 
 
