@@ -370,7 +370,7 @@ def matrix(
         write_text(markdown_path, matrices.render_markdown(result))
     if result.interrupted:
         click.echo("mgradcheck: interrupted; the table holds what finished", err=True)
-        sys.exit(ExitCode.INTERRUPTED)
+        sys.exit(128 + result.signum)
 
 
 def release_command(version: Version, quiet: bool) -> tuple[ChildCommand, Environment]:

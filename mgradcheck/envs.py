@@ -327,31 +327,38 @@ def using(
     path = envs_root() / spec.name
     lock = Lock(spec.name)
     try:
-        lock.acquire(exclusive=True, on_wait=on_wait)
-        reused = is_ready(path, spec.digest)
-        seconds = 0.0
-        if not reused:
-            failed = _read_json(path / FAILED)
-            if failed is not None and not retry_failed:
-                raise InstallFailed(spec.version, str(failed.get("log_tail", "")), remembered=True)
-            path.mkdir(parents=True, exist_ok=True)
-            (path / FAILED).unlink(missing_ok=True)
-            (path / COMPLETE).unlink(missing_ok=True)
-            marker = {
-                "schema": SCHEMA,
-                "name": spec.name,
-                "digest": spec.digest,
-                "spec": spec.key(),
-                "created": _now(),
-            }
-            write_text(path / MARKER, json.dumps(marker, indent=1))
-            seconds = _build(spec, path, cancel)
-            (path / "kernels").mkdir(exist_ok=True)
-            write_text(
-                path / COMPLETE,
-                json.dumps({**marker, "seconds": round(seconds, 2), "completed": _now()}),
-            )
-        lock.acquire(exclusive=False)  # let others use it too, but not remove it
+        while True:
+            lock.acquire(exclusive=True, on_wait=on_wait)
+            reused = is_ready(path, spec.digest)
+            seconds = 0.0
+            if not reused:
+                failed = _read_json(path / FAILED)
+                if failed is not None and not retry_failed:
+                    raise InstallFailed(
+                        spec.version, str(failed.get("log_tail", "")), remembered=True
+                    )
+                path.mkdir(parents=True, exist_ok=True)
+                (path / FAILED).unlink(missing_ok=True)
+                (path / COMPLETE).unlink(missing_ok=True)
+                marker = {
+                    "schema": SCHEMA,
+                    "name": spec.name,
+                    "digest": spec.digest,
+                    "spec": spec.key(),
+                    "created": _now(),
+                }
+                write_text(path / MARKER, json.dumps(marker, indent=1))
+                seconds = _build(spec, path, cancel)
+                (path / "kernels").mkdir(exist_ok=True)
+                write_text(
+                    path / COMPLETE,
+                    json.dumps({**marker, "seconds": round(seconds, 2), "completed": _now()}),
+                )
+            # Let others use it too, but not remove it. flock(2) drops the exclusive lock
+            # before taking the shared one, so a prune can remove it in between: build again.
+            lock.acquire(exclusive=False)
+            if is_ready(path, spec.digest):
+                break
         yield ReleaseEnv(spec, path, reused, seconds)
     finally:
         lock.close()

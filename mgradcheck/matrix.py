@@ -8,6 +8,7 @@ release notes and CI summaries) and JSON.
 
 from __future__ import annotations
 
+import signal
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -84,6 +85,7 @@ class Matrix:
     entries: tuple[Entry, ...]
     cells: dict[tuple[str, Version], Cell]
     interrupted: bool = False
+    signum: int = 0  # the signal that interrupted it (SIGINT, SIGTERM), for the exit status
 
     def cell(self, entry_id: str, version: Version) -> Cell:
         return self.cells.get((entry_id, version), NOT_RUN)
@@ -180,7 +182,7 @@ def run_matrix(
         if on_release is not None:
             on_release(version)
 
-    interrupted = False
+    interrupted, signum = False, 0
     pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="mgc-matrix")
     futures: set[Future[None]] = {pool.submit(one, v) for v in versions}
     try:
@@ -188,8 +190,9 @@ def run_matrix(
             finished, futures = wait(futures, timeout=0.5, return_when=FIRST_COMPLETED)
             for future in finished:
                 future.result()
-    except (Interrupted, KeyboardInterrupt):
+    except (Interrupted, KeyboardInterrupt) as exc:
         interrupted = True
+        signum = exc.signum if isinstance(exc, Interrupted) else signal.SIGINT
         cancel.set()
         with lock:
             for runner in runners.values():
@@ -205,6 +208,7 @@ def run_matrix(
         tuple(entries),
         cells,
         interrupted,
+        signum,
     )
 
 
