@@ -42,10 +42,14 @@ code: |
 def timed(argv: list[str], env: dict[str, str] | None = None) -> float:
     """Wall time of one command, which must end as a run does (0 or 1), never in an error."""
     start = time.perf_counter()
-    done = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, check=False)
+    done = subprocess.run(
+        argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, check=False
+    )
     elapsed = time.perf_counter() - start
     if done.returncode not in (0, 1):
-        raise SystemExit(f"bench: {' '.join(argv)} exited {done.returncode}:\n{done.stderr.decode()[-2000:]}")
+        raise SystemExit(
+            f"bench: {' '.join(argv)} exited {done.returncode}:\n{done.stderr.decode()[-2000:]}"
+        )
     return elapsed
 
 

@@ -140,7 +140,7 @@ class Runner:
             observation, _ = run_child(
                 self.command, spec, scratch / f"{entry.id}.{index}", timeout, on_start=self._track
             )
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - our own bug, reported as ours
             return harness_error(f"{type(exc).__name__}: {exc}", traceback.format_exc())
         return observation
 

@@ -204,7 +204,7 @@ def main(argv: list[str]) -> int:
         result.update(
             status="error", exc_type="SystemExit", message=f"entry called sys.exit({exc.code!r})"
         )
-    except BaseException as exc:
+    except BaseException as exc:  # noqa: BLE001 - whatever the entry raises is data
         result.update(status="error", **_describe(exc))
     result["duration"] = time.monotonic() - started
     _write(result_path, result)
