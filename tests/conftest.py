@@ -84,3 +84,16 @@ def fake_wheels(_fake_release_root: Path, monkeypatch: pytest.MonkeyPatch) -> Pa
     monkeypatch.setenv("UV_CACHE_DIR", str(_fake_release_root / "uv-cache"))
     monkeypatch.setenv("MGRADCHECK_CACHE", str(_fake_release_root / "cache"))
     return _fake_release_root / "wheels"
+
+
+@pytest.fixture(scope="session")
+def _real_release_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("real-releases")
+
+
+@pytest.fixture
+def real_cache(_real_release_root: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """One cache for every test that installs real MLX releases: each release is built,
+    and its CPU kernels compiled, once per session."""
+    monkeypatch.setenv("MGRADCHECK_CACHE", str(_real_release_root))
+    return _real_release_root

@@ -260,28 +260,19 @@ def test_the_command_checks_its_input_first() -> None:
 
 
 @pytest.mark.network
-def test_a_real_bisect_over_two_adjacent_releases(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_real_bisect_over_two_adjacent_releases(real_cache: Path) -> None:
     """A bundled entry over the two real releases around its recorded fix."""
     from mgradcheck.loader import bundled_corpus
 
-    monkeypatch.setenv("MGRADCHECK_CACHE", str(tmp_path / "cache"))
-    try:
-        entries = {e.id: e for e in load([bundled_corpus()])}
-    except Exception:  # noqa: BLE001 - the corpus is written elsewhere; without it there is nothing to do
-        pytest.skip("no bundled corpus")
+    entries = {e.id: e for e in load([bundled_corpus()])}
     settings = release_runs.Settings(
         Target.current(), Source.from_options(), envs.default_installer()
     )
     the_listing = list_releases(settings.source, settings.target)
-    for candidate in entries.values():
-        fixed = candidate.bug.fixed_in.get(settings.target.backend)
-        before = [v for v in the_listing.versions if fixed is not None and v < fixed]
-        if fixed in the_listing.versions and before:
-            break
-    else:
-        pytest.skip("no bundled entry with a fix on an installable release")
+    candidate = entries["where-jvp-zero-tangent"]
+    fixed = candidate.bug.fixed_in[settings.target.backend]
+    assert fixed in the_listing.versions
+    before = [v for v in the_listing.versions if v < fixed]
     plan = bisecting.plan(candidate, the_listing, good=fixed, bad=before[-1])
     result = bisecting.bisect(candidate, plan, settings)
     assert result.boundary == (before[-1], fixed), result.stopped

@@ -199,11 +199,10 @@ def test_bad_versions_stop_before_anything_runs(
 
 
 @pytest.mark.network
-def test_a_real_release_installs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_real_release_installs(real_cache: Path) -> None:
     """One real mlx[cpu] release from the real index (small and usually in uv's cache already)."""
     from mgradcheck.index import list_releases
 
-    monkeypatch.setenv("MGRADCHECK_CACHE", str(tmp_path / "cache"))
     target = Target.current()
     listing = list_releases(Source.from_options(), target)
     newest = listing.versions[-1]

@@ -1,0 +1,90 @@
+"""The bundled corpus against real MLX: each entry's outcome is the one its YAML claims.
+
+The first test runs on the MLX installed with mgradcheck; the network tests
+install real releases from the package index (one from before the fixes, and
+the newest) into cached environments and run the whole corpus there.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from packaging.version import Version
+
+from mgradcheck.loader import bundled_corpus, load
+from mgradcheck.verdict import bug_expected
+from tests.conftest import environment
+
+# The newest Linux release before the fixes of ml-explore/mlx#3633 (0.32.0).
+BEFORE_THE_FIXES = "0.31.2"
+
+
+def run_corpus(tmp_path: Path, *args: str) -> dict[str, Any]:
+    out = tmp_path / "report.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "mgradcheck", "run", "-j2", "-q", "--json", str(out), *args],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert out.exists(), done.stderr
+    report: dict[str, Any] = json.loads(out.read_text())
+    unexpected = [
+        f"{r['id']}: {r['outcomes']} -> {r['verdict']} ({r['reason']})"
+        for r in report["results"]
+        if r["verdict"] != "as expected"
+    ]
+    assert not unexpected, "\n".join(unexpected)
+    assert done.returncode == 0, done.stderr
+    return report
+
+
+def check_claims(report: dict[str, Any]) -> None:
+    """Each entry expected to reproduce here shows its signature; the others pass."""
+    entries = {e.id: e for e in load([bundled_corpus()])}
+    assert {r["id"] for r in report["results"]} == set(entries)
+    for result in report["results"]:
+        entry = entries[result["id"]]
+        env = environment(result["environment"]["mlx"], result["environment"]["backend"])
+        outcomes = {run["outcome"] for run in result["runs"]}
+        if bug_expected(entry.bug, env):
+            signature = {o.label for o in entry.bug.outcomes}
+            assert outcomes & signature, (entry.id, outcomes, signature)
+        else:
+            assert outcomes == {"pass"}, (entry.id, outcomes)
+
+
+@pytest.mark.mlx
+@pytest.mark.slow
+def test_bundled_corpus_on_the_installed_mlx(real_cache: Path, tmp_path: Path) -> None:
+    report = run_corpus(tmp_path)
+    check_claims(report)
+
+
+@pytest.mark.network
+@pytest.mark.slow
+def test_bundled_corpus_before_the_fixes(real_cache: Path, tmp_path: Path) -> None:
+    report = run_corpus(tmp_path, "--mlx", BEFORE_THE_FIXES)
+    check_claims(report)
+    (env,) = report["environments"]
+    assert env["mlx"] == BEFORE_THE_FIXES
+    # Before the fixes most bugs reproduce: this run must see them, not only passes.
+    reproduced = [r["id"] for r in report["results"] if r["bug_expected"]]
+    assert len(reproduced) >= 5, reproduced
+
+
+@pytest.mark.network
+@pytest.mark.slow
+def test_bundled_corpus_on_the_newest_release(real_cache: Path, tmp_path: Path) -> None:
+    from mgradcheck.index import Source, Target, list_releases
+
+    newest = list_releases(Source.from_options(), Target.current()).versions[-1]
+    assert newest >= Version("0.32.4")
+    report = run_corpus(tmp_path, "--mlx", str(newest))
+    check_claims(report)
