@@ -118,7 +118,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--entries", type=int, default=20)
+    parser.add_argument("--entries", type=int, default=40)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument(
         "--skip-corpus", action="store_true", help="skip the bundled-corpus timings"

@@ -15,7 +15,7 @@ from typing import Any
 import click
 
 from mgradcheck import __version__
-from mgradcheck.cli_common import CORPUS_OPTION, report_options, user_errors
+from mgradcheck.cli_common import CORPUS_OPTION, jobs_option, report_options, user_errors
 from mgradcheck.cli_envs import envs
 from mgradcheck.cli_releases import bisect, matrix
 from mgradcheck.cli_report import badge, report
@@ -51,14 +51,7 @@ def _shard(value: str | None) -> Any:
 @click.option(
     "--tag", "tags", multiple=True, help="Only entries with this tag (repeatable: all must match)."
 )
-@click.option(
-    "-j",
-    "--jobs",
-    type=click.IntRange(1, 512),
-    default=1,
-    show_default=True,
-    help="Entries run at once.",
-)
+@jobs_option(1, "Entries run")
 @click.option(
     "--timeout",
     type=click.FloatRange(0.1, 86400),

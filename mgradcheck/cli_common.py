@@ -26,6 +26,18 @@ CORPUS_OPTION = click.option(
 )
 
 
+def jobs_option(default: int, what: str) -> Callable[[F], F]:
+    """-j/--jobs: how many children (or releases) run at once."""
+    return click.option(
+        "-j",
+        "--jobs",
+        type=click.IntRange(1, 512),
+        default=default,
+        show_default=True,
+        help=f"{what} at once.",
+    )
+
+
 def report_options(func: F) -> F:
     """--junit, --summary and --badge: the report files every result-producing command writes."""
     options = [

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from mgradcheck.cli_common import CORPUS_OPTION, user_errors
+from mgradcheck.cli_common import CORPUS_OPTION, jobs_option, user_errors
 from mgradcheck.exitcodes import ExitCode
 from mgradcheck.regress import RegressOn
 
@@ -280,14 +280,7 @@ def bisect(
 @REGRESS_OPTION
 @MATCH_OPTION
 @release_options
-@click.option(
-    "-j",
-    "--jobs",
-    type=click.IntRange(1, 64),
-    default=2,
-    show_default=True,
-    help="Releases run at once.",
-)
+@jobs_option(2, "Releases run")
 @click.option(
     "--no-cache", is_flag=True, help="Run everything again instead of reusing stored results."
 )

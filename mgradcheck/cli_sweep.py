@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from mgradcheck.cli_common import user_errors
+from mgradcheck.cli_common import jobs_option, user_errors
 from mgradcheck.exitcodes import ExitCode
 
 
@@ -68,14 +68,7 @@ def _dtypes(ctx: click.Context, param: click.Parameter, value: Sequence[str]) ->
     type=click.Path(dir_okay=False, path_type=Path),
     help="Write the JSON report here.",
 )
-@click.option(
-    "-j",
-    "--jobs",
-    type=click.IntRange(1, 64),
-    default=2,
-    show_default=True,
-    help="Children at once.",
-)
+@jobs_option(2, "Children")
 @click.option(
     "--points",
     type=click.IntRange(1, 20),
