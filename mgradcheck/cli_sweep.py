@@ -13,7 +13,7 @@ from mgradcheck.exitcodes import ExitCode
 
 
 def _dtypes(ctx: click.Context, param: click.Parameter, value: Sequence[str]) -> tuple[str, ...]:
-    from mgradcheck.child.gradcheck import FLOATS
+    from mgradcheck.child.gradcheck_spec import FLOATS
     from mgradcheck.sweep.catalogue import DTYPES
 
     names = tuple(d.strip() for item in value for d in item.split(",") if d.strip())

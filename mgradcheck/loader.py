@@ -207,7 +207,7 @@ def _requires(c: _Checker) -> Requirements:
 
 def _gradcheck(c: _Checker) -> dict[str, Any]:
     """Validate a declarative ``gradcheck:`` block (format: docs/gradcheck.md)."""
-    from mgradcheck.child import gradcheck as gc
+    from mgradcheck.child import gradcheck_spec as gc
 
     key: Key = ("gradcheck",)
     data = c.mapping(key, GRADCHECK_KEYS, required=("fn", "inputs"))

@@ -91,10 +91,14 @@ def read(path: Path, display: str | None = None) -> Document:
     return parse(text, name)
 
 
+# libyaml's parser when PyYAML was built with it (several times faster); same safe constructor.
+_SafeLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def parse(text: str, name: str) -> Document:
     loader = None
     try:
-        loader = yaml.SafeLoader(text)
+        loader = _SafeLoader(text)
         node = loader.get_single_node()
     except yaml.reader.ReaderError as exc:
         line = text[: exc.position].count("\n") + 1

@@ -234,7 +234,7 @@ def test_a_gradcheck_block_is_kept_as_given(tmp_path: Path) -> None:
     (entry,) = load([write_entry(tmp_path, "declared", GRADCHECK % block)])
     assert entry.gradcheck is not None and entry.code is None
     assert entry.gradcheck["inputs"][2]["value"] == [[1.0, 2.0]] and entry.gradcheck["seed"] == 7
-    from mgradcheck.child.gradcheck import SPEC_KEYS
+    from mgradcheck.child.gradcheck_spec import SPEC_KEYS
     from mgradcheck.loader import GRADCHECK_KEYS
 
     assert set(SPEC_KEYS) == GRADCHECK_KEYS

@@ -23,7 +23,6 @@ from __future__ import annotations
 import inspect
 import itertools
 import json
-import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -33,18 +32,14 @@ from typing import Any
 import numpy as np
 
 from mgradcheck.child.checks import CheckFailed
+from mgradcheck.child.gradcheck_spec import CHECKS, FLOATS, INTEGERS, UNSUPPORTED
 
 mx: Any
 try:
     import mlx.core as mx
-except ImportError:  # the parent reads the constants below without MLX
+except ImportError:  # importable without MLX (the sweep's parent reads this module's types)
     mx = None
 
-FLOATS = ("float16", "bfloat16", "float32", "float64")
-INTEGERS = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
-CHECKS = ("jvp", "vjp", "subsets", "dtype", "compile", "hessian")
-SPEC_KEYS = ("fn", "inputs", "dtypes", "seed", "checks", "rtol", "atol", "points")
-INPUT_KEYS = ("shape", "dtype", "range", "value", "fill", "const")
 # Relative tolerance of a derivative computed in each dtype against the float64 oracle.
 RTOL = {"float64": 1e-6, "float32": 2e-3, "float16": 2e-2, "bfloat16": 8e-2}
 STEPS = (1e-2, 1e-3, 1e-4, 1e-5, 1e-6)
@@ -54,10 +49,6 @@ MAX_SUBSET_ARGS = 4
 # that when MLX kills the process the last line says which path it was in.
 trace: Any = None
 # MLX's words for "this path does not exist here", and a release that lacks the op.
-UNSUPPORTED = re.compile(
-    r"not (yet )?(implemented|supported)|unsupported|has no attribute|incompatible function arguments",
-    re.I,
-)
 
 __all__ = [
     "CHECKS",

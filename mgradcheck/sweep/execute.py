@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mgradcheck.child.gradcheck import UNSUPPORTED
+from mgradcheck.child.gradcheck_spec import UNSUPPORTED
 from mgradcheck.child_process import ChildCommand
 from mgradcheck.entry import Bug, Entry, Upstream
 from mgradcheck.observation import Environment, Observation

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from mgradcheck import __version__
-from mgradcheck.child.gradcheck import CHECKS
+from mgradcheck.child.gradcheck_spec import CHECKS
 from mgradcheck.child_process import ChildCommand
 from mgradcheck.observation import Environment
 from mgradcheck.sweep import emit

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from mgradcheck.child.gradcheck import CHECKS
+from mgradcheck.child.gradcheck_spec import CHECKS
 from mgradcheck.sweep.execute import CaseResult, Executor
 from mgradcheck.sweep.findings import Group, arg_names
 

@@ -12,7 +12,7 @@ Uses the real package index (your index settings apply) and a temporary
 mgradcheck cache, so nothing is reused from earlier runs; uv's and pip's own
 download caches are used as they are.
 
-    python bench/bisect.py [ENTRY_ID] [--corpus PATH]
+    python bench/releases.py [ENTRY_ID] [--corpus PATH]
 """
 
 from __future__ import annotations
