@@ -25,7 +25,7 @@ from typing import Any
 from mgradcheck.observation import Capture, Observation
 from mgradcheck.outcomes import Outcome
 
-BOOTSTRAP = Path(__file__).resolve().parent / "child" / "bootstrap.py"
+LAUNCHER = Path(__file__).resolve().parent / "child" / "launch.py"
 HEAD_BYTES = 16 * 1024
 TAIL_BYTES = 48 * 1024
 GRACE_SECONDS = 2.0
@@ -75,7 +75,7 @@ class ChildCommand:
     memory_limit: int | None = None
 
     def argv(self, spec: Path, result: Path) -> list[str]:
-        return [self.python, "-X", "faulthandler", str(BOOTSTRAP), str(spec), str(result)]
+        return [self.python, "-X", "faulthandler", str(LAUNCHER), str(spec), str(result)]
 
     def env(self) -> dict[str, str]:
         env = dict(os.environ)

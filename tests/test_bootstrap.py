@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mgradcheck.child import bootstrap
-from mgradcheck.child_process import BOOTSTRAP
+from mgradcheck.child_process import LAUNCHER
 
 PLAIN = st.recursive(
     st.none()
@@ -61,7 +61,7 @@ def test_child_imports_neither_json_nor_numpy_nor_typing(tmp_path: Path) -> None
             sys.executable,
             "-X",
             "faulthandler",
-            str(BOOTSTRAP),
+            str(LAUNCHER),
             str(tmp_path / "spec.txt"),
             str(tmp_path / "r.json"),
         ],

@@ -1,11 +1,9 @@
 """Run one corpus entry in this (fresh) interpreter and write its result as JSON.
 
-Usage: python -X faulthandler bootstrap.py SPEC RESULT.json
+Started by ``launch.py`` (``python -X faulthandler launch.py SPEC RESULT.json``).
 
 This file runs under whatever Python and MLX the user points mgradcheck at, so
-it imports only the standard library until it reaches NumPy and MLX, and it
-loads the rest of ``mgradcheck.child`` by file location rather than from the
-parent's site-packages. The result file is written atomically (temp + rename):
+it imports only the standard library until it reaches NumPy and MLX. The result file is written atomically (temp + rename):
 a result file that is missing or unreadable means the child died, and the
 parent then reads the exit status instead.
 
@@ -27,24 +25,6 @@ if TYPE_CHECKING:
 
 RESULT_VERSION = 1
 TAIL = 4000
-
-
-def _load_package() -> None:
-    """Make ``import mgradcheck`` resolve to the copy this file belongs to.
-
-    The package is set up by hand from its directory so that the parent's
-    site-packages never lands on this interpreter's path.
-    """
-    if "mgradcheck" in sys.modules:
-        return
-    pkg_dir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    init = os.path.join(pkg_dir, "__init__.py")
-    module = type(sys)("mgradcheck")
-    module.__file__ = init
-    module.__path__ = [pkg_dir]
-    sys.modules["mgradcheck"] = module
-    with open(init, encoding="utf-8") as f:
-        exec(compile(f.read(), init, "exec"), module.__dict__)
 
 
 def read_spec(path: str) -> dict[str, Any]:
@@ -180,7 +160,6 @@ def main(argv: list[str]) -> int:
     try:
         spec = read_spec(spec_path)
         _limit_memory(spec.get("memory_limit"))
-        _load_package()
         env = environment()
         result["environment"] = env
         if spec.get("probe_only"):
@@ -222,9 +201,3 @@ def _describe(exc: BaseException) -> dict[str, Any]:
         "message": str(exc)[:TAIL],
         "traceback": text[-TAIL:],
     }
-
-
-if __name__ == "__main__":
-    if sys.path and os.path.abspath(sys.path[0]) == os.path.dirname(os.path.abspath(__file__)):
-        del sys.path[0]  # never shadow the environment's modules with ours
-    sys.exit(main(sys.argv))
