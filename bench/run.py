@@ -142,6 +142,8 @@ def main() -> None:
     print(
         f"machine: {platform.platform()}, {os.cpu_count()} cores, Python {platform.python_version()}, mlx {mx.__version__}"
     )
+    if os.environ.get("PYTHONDONTWRITEBYTECODE"):
+        print("note: PYTHONDONTWRITEBYTECODE is set: every process compiles its Python from source")
     scratch = Path(tempfile.mkdtemp(prefix="mgradcheck-bench-"))
     try:
         startup(args.rounds)
