@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import sys
-from typing import IO, Any
+from collections.abc import Callable
+from typing import IO, Any, TypeVar
 
 from mgradcheck.results import EntryResult
 
@@ -74,13 +75,27 @@ class RichDisplay:
         self.progress.stop()
 
 
-def choose(quiet: bool, stream: IO[str] | None = None) -> QuietDisplay | RichDisplay:
-    """Rich on an interactive terminal, plain lines otherwise; ``quiet`` prints nothing."""
+P = TypeVar("P")
+R = TypeVar("R")
+
+
+def pick(
+    quiet: bool,
+    stream: IO[str] | None,
+    plain: Callable[[IO[str], bool], P],
+    rich: Callable[[Any], R],
+) -> P | R:
+    """Rich on an interactive terminal, plain lines otherwise, nothing when ``quiet``."""
     out = stream or sys.stderr
     if quiet:
-        return QuietDisplay(out, silent=True)
+        return plain(out, True)
     if out.isatty():
         from rich.console import Console
 
-        return RichDisplay(Console(file=out))
-    return QuietDisplay(out)
+        return rich(Console(file=out))
+    return plain(out, False)
+
+
+def choose(quiet: bool, stream: IO[str] | None = None) -> QuietDisplay | RichDisplay:
+    """The display of ``mgradcheck run``."""
+    return pick(quiet, stream, QuietDisplay, RichDisplay)

@@ -11,6 +11,8 @@ import sys
 import threading
 from typing import IO, Any, Protocol
 
+from mgradcheck.display import pick
+
 
 class Progress(Protocol):
     def start(self, title: str, total: int | None = None) -> None: ...
@@ -95,11 +97,4 @@ class RichProgress:
 
 
 def choose(quiet: bool, stream: IO[str] | None = None) -> PlainProgress | RichProgress:
-    out = stream or sys.stderr
-    if quiet:
-        return PlainProgress(out, silent=True)
-    if out.isatty():
-        from rich.console import Console
-
-        return RichProgress(Console(file=out))
-    return PlainProgress(out)
+    return pick(quiet, stream, PlainProgress, RichProgress)
