@@ -15,7 +15,13 @@ from typing import Any
 import click
 
 from mgradcheck import __version__
-from mgradcheck.cli_common import CORPUS_OPTION, jobs_option, report_options, user_errors
+from mgradcheck.cli_common import (
+    CORPUS_OPTION,
+    interpreter_options,
+    jobs_option,
+    report_options,
+    user_errors,
+)
 from mgradcheck.cli_envs import envs
 from mgradcheck.cli_releases import bisect, matrix
 from mgradcheck.cli_report import badge, report
@@ -60,18 +66,7 @@ def _shard(value: str | None) -> Any:
 @click.option(
     "--repeat", type=click.IntRange(1, 10_000), help="Runs per entry, overriding each entry's own."
 )
-@click.option(
-    "--python",
-    "python",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="Run the children under this interpreter (another environment's MLX).",
-)
-@click.option(
-    "--mlx",
-    "mlx_version",
-    metavar="VERSION",
-    help="Run under this MLX release, in its cached environment (installed on first use). Not with --python.",
-)
+@interpreter_options("Run")
 @click.option("--max-memory", type=click.IntRange(1), help="Address-space limit per child, in MiB.")
 @click.option(
     "--json", "json_path", type=click.Path(path_type=Path), help="Write the JSON report here."
@@ -111,12 +106,7 @@ def run(
     from mgradcheck.reports import json_report, table
     from mgradcheck.runner import Interrupted, RunOptions, signals_interrupt
 
-    if mlx_version is not None:
-        from mgradcheck.index import parse_version
-
-        release = parse_version(mlx_version)  # checked before anything starts
-        if python is not None:
-            raise pipeline.UsageError("--mlx and --python cannot be used together")
+    release = pipeline.choose_interpreter(python, mlx_version)  # checked before anything starts
     entries = pipeline.select(pipeline.load_corpus(corpus_paths), ids, tags)
     if shard is not None:
         from mgradcheck.shard import select as shard_select
@@ -125,7 +115,6 @@ def run(
     outputs = pipeline.report_outputs(json_path, junit_path, summary_path, badge_path)
     outputs.check()
     meta = {"shard": str(shard)} if shard is not None else {}
-    interpreter = str(python) if python else sys.executable
     options = RunOptions(
         jobs=jobs,
         timeout=timeout,
@@ -134,12 +123,7 @@ def run(
     )
     with signals_interrupt():
         try:
-            if mlx_version is not None:
-                from mgradcheck.cli_releases import release_command
-
-                command, env = release_command(release, quiet)
-            else:
-                command, env = pipeline.prepare(interpreter)
+            command, env = pipeline.open_interpreter(python, release, quiet)
         except (Interrupted, KeyboardInterrupt) as exc:
             # While installing or probing: nothing ran, so no report is written (an old one stays).
             stopped = exc if isinstance(exc, Interrupted) else Interrupted(signal.SIGINT)

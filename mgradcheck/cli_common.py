@@ -38,6 +38,26 @@ def jobs_option(default: int, what: str) -> Callable[[F], F]:
     )
 
 
+def interpreter_options(verb: str) -> Callable[[F], F]:
+    """--python and --mlx: which MLX the children run (checked by ``pipeline.choose_interpreter``)."""
+
+    def decorate(func: F) -> F:
+        func = click.option(
+            "--mlx",
+            "mlx_version",
+            metavar="VERSION",
+            help=f"{verb} under this MLX release, in its cached environment (installed on first use). Not with --python.",
+        )(func)
+        return click.option(
+            "--python",
+            "python",
+            type=click.Path(exists=True, dir_okay=False, path_type=Path),
+            help=f"{verb} under this interpreter (another environment's MLX).",
+        )(func)
+
+    return decorate
+
+
 def report_options(func: F) -> F:
     """--junit, --summary and --badge: the report files every result-producing command writes."""
     options = [

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from mgradcheck.cli_common import jobs_option, user_errors
+from mgradcheck.cli_common import interpreter_options, jobs_option, user_errors
 from mgradcheck.exitcodes import ExitCode
 
 
@@ -45,17 +45,7 @@ def _dtypes(ctx: click.Context, param: click.Parameter, value: Sequence[str]) ->
     show_default=True,
     help="Seconds for the whole sweep; cases left when three quarters are spent are not run.",
 )
-@click.option(
-    "--python",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="Sweep the MLX of this interpreter (another environment).",
-)
-@click.option(
-    "--mlx",
-    "mlx_version",
-    metavar="VERSION",
-    help="Sweep this MLX release, in its cached environment (installed on first use). Not with --python.",
-)
+@interpreter_options("Sweep")
 @click.option(
     "--emit",
     "emit_dir",
@@ -136,18 +126,11 @@ def sweep(
             click.echo(f"{case.id:<28} {case.op:<18} {case.family:<13} {case.fn}")
         click.echo(f"{len(cases)} cases, {len(tasks)} runs over {', '.join(dtypes)}")
         return
-    if python is not None and mlx_version is not None:
-        raise pipeline.UsageError("--mlx and --python cannot be used together")
+    release = pipeline.choose_interpreter(python, mlx_version)
     pipeline.Outputs(json=json_path).check()
     with signals_interrupt():
         try:
-            if mlx_version is not None:
-                from mgradcheck.cli_releases import release_command
-                from mgradcheck.index import parse_version
-
-                command, env = release_command(parse_version(mlx_version), quiet)
-            else:
-                command, env = pipeline.prepare(str(python) if python else sys.executable)
+            command, env = pipeline.open_interpreter(python, release, quiet)
             progress = None if quiet else sweep_report.Progress(sys.stderr)
             report = run_sweep(command, env, options, progress)
         except KeyboardInterrupt:

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from packaging.version import Version
+
 from mgradcheck import __version__, loader
 from mgradcheck.atomic import WriteError, check_writable
 from mgradcheck.child_process import ChildCommand
@@ -146,6 +148,30 @@ def prepare(
         )
     tmp = {"TMPDIR": str(kernels or kernel_dir(env.mlx, env.backend, env.python))}
     return ChildCommand(python, {**(extra_env or {}), **tmp}), env
+
+
+def choose_interpreter(python: Path | None, mlx_version: str | None) -> Version | None:
+    """Check ``--python``/``--mlx`` before anything starts; the release asked for, if any."""
+    if mlx_version is None:
+        return None
+    from mgradcheck.index import parse_version
+
+    release = parse_version(mlx_version)
+    if python is not None:
+        raise UsageError("--mlx and --python cannot be used together")
+    return release
+
+
+def open_interpreter(
+    python: Path | None, release: Version | None, quiet: bool
+) -> tuple[ChildCommand, Environment]:
+    """The command and environment of the children: a release's cached environment
+    (built if needed), ``--python``, or this interpreter."""
+    if release is not None:
+        from mgradcheck.cli_releases import release_command
+
+        return release_command(release, quiet)
+    return prepare(str(python) if python else sys.executable)
 
 
 def now() -> str:
