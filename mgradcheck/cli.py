@@ -161,6 +161,8 @@ def list_(corpus_paths: Sequence[Path], tags: Sequence[str]) -> None:
             continue
         fixed = sorted({str(v) for v in e.bug.fixed_in.values() if v is not None})
         status = "fixed in " + "/".join(fixed) if fixed else ("open" if e.bug.affects else "guard")
+        if e.upstream.report is None:
+            status += ", unreported"
         click.echo(f"{e.id:<32} {status:<16} {e.title}")
 
 

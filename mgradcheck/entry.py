@@ -18,9 +18,25 @@ BACKENDS = ("cpu", "metal", "cuda")
 
 @dataclass(frozen=True)
 class Upstream:
-    report: str
+    report: str | None  # None only for a bug found here and not reported yet (see FoundBy)
     fix: str | None = None
     related: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class FoundBy:
+    """A bug found by this project (the sweep, by hand) before anyone reported it upstream."""
+
+    tool: str
+    mlx: str
+    date: str
+    backend: str | None = None
+    case: str | None = None
+
+    def describe(self) -> str:
+        on = f" ({self.backend})" if self.backend else ""
+        case = f", case {self.case}" if self.case else ""
+        return f"found by {self.tool} on mlx {self.mlx}{on}, {self.date}{case}"
 
 
 @dataclass(frozen=True)
@@ -91,6 +107,7 @@ class Entry:
     gradcheck: Mapping[str, Any] | None = None
     evidence: tuple[Evidence, ...] = ()
     notes: str = ""
+    found_by: FoundBy | None = None
 
     def child_spec(self) -> dict[str, Any]:
         """What the child needs to run this entry: plain JSON, no mgradcheck types."""

@@ -7,6 +7,7 @@ never executes anything from the corpus.
 
 from __future__ import annotations
 
+import datetime as _dt
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -17,20 +18,21 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from mgradcheck import yamlsource
-from mgradcheck.entry import BACKENDS, Bug, Entry, Evidence, Requirements, Upstream
+from mgradcheck.entry import BACKENDS, Bug, Entry, Evidence, FoundBy, Requirements, Upstream
 from mgradcheck.outcomes import Outcome
 from mgradcheck.yamlsource import Document, Key, SourceError, dotted
 
 ID_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 TOP_KEYS = {
     "id", "title", "summary", "upstream", "origin", "tags", "bug", "requires",
-    "timeout", "repeat", "code", "gradcheck", "evidence", "notes",
+    "timeout", "repeat", "code", "gradcheck", "evidence", "notes", "found_by",
 }  # fmt: skip
-REQUIRED = ("id", "title", "summary", "upstream", "bug")
+REQUIRED = ("id", "title", "summary", "bug")  # and upstream, unless found_by says it is unreported
 UPSTREAM_KEYS = {"report", "fix", "related"}
 BUG_KEYS = {"outcome", "match", "affects", "fixed_in", "introduced_in", "reported_on"}
 REQUIRES_KEYS = {"backends", "mlx", "float64"}
 EVIDENCE_KEYS = {"mlx", "backend", "outcome", "note"}
+FOUND_BY_KEYS = {"tool", "mlx", "backend", "date", "case"}
 GRADCHECK_KEYS = {"fn", "inputs", "dtypes", "seed", "checks", "rtol", "atol", "points"}
 
 
@@ -145,15 +147,43 @@ def _closest(name: str, allowed: Iterable[str]) -> str | None:
     return match[0] if match else None
 
 
-def _upstream(c: _Checker) -> Upstream:
-    data = c.mapping(("upstream",), UPSTREAM_KEYS, required=("report",))
+def _upstream(c: _Checker, unreported: bool) -> Upstream:
+    """The upstream links; ``report`` may be missing only for a bug found here (``found_by``)."""
+    if "upstream" not in c.doc.data:
+        if not unreported:
+            c.error((), "missing required key 'upstream' (or 'found_by' for an unreported bug)")
+        return Upstream(None)
+    data = c.mapping(("upstream",), UPSTREAM_KEYS, required=() if unreported else ("report",))
     for name in ("report", "fix"):
-        if name in data and c.text(("upstream", name), data[name], optional=name == "fix"):
+        if name in data and c.text(("upstream", name), data[name], optional=True):
             _check_url(c, ("upstream", name), data[name])
     related = c.strings(("upstream", "related"), data.get("related", []))
     for i, url in enumerate(related):
         _check_url(c, ("upstream", "related", i), url)
-    return Upstream(report=str(data.get("report", "")), fix=data.get("fix"), related=related)
+    return Upstream(report=data.get("report"), fix=data.get("fix"), related=related)
+
+
+def _found_by(c: _Checker) -> FoundBy | None:
+    """Who found a bug that has no upstream report yet: tool, release and date."""
+    if "found_by" not in c.doc.data:
+        return None
+    key: Key = ("found_by",)
+    data = c.mapping(key, FOUND_BY_KEYS, required=("tool", "mlx", "date"))
+    tool = c.text((*key, "tool"), data.get("tool", "x")) or ""
+    version = c.version((*key, "mlx"), data.get("mlx"))
+    when = data.get("date")
+    if isinstance(when, str):
+        try:
+            _dt.date.fromisoformat(when)
+        except ValueError:
+            c.error((*key, "date"), f"{when!r} is not a date (YYYY-MM-DD)")
+    elif "date" in data:
+        c.typed((*key, "date"), when, str, "a date (YYYY-MM-DD)")
+    backend = data.get("backend")
+    if backend is not None and backend not in BACKENDS:
+        c.error((*key, "backend"), f"{backend!r} is not one of {', '.join(BACKENDS)}")
+    case = c.text((*key, "case"), data.get("case"), optional=True)
+    return FoundBy(tool, str(version or ""), str(when or ""), backend, case)
 
 
 def _check_url(c: _Checker, key: Key, value: str) -> None:
@@ -341,7 +371,8 @@ def check_document(doc: Document, problems: list[SourceError]) -> Entry | None:
     if "\n" in title.strip():
         c.error(("title",), "must be one line")
     summary = c.text(("summary",), data.get("summary", "x")) or ""
-    upstream = _upstream(c) if "upstream" in data else Upstream("")
+    found_by = _found_by(c)
+    upstream = _upstream(c, unreported=found_by is not None)
     bug = _bug(c) if "bug" in data else Bug((Outcome.FAIL,))
     origin = c.text(("origin",), data.get("origin"), optional=True)
     tags = c.strings(("tags",), data.get("tags", []))
@@ -373,7 +404,7 @@ def check_document(doc: Document, problems: list[SourceError]) -> Entry | None:
         id=entry_id, title=title.strip(), summary=summary.strip(), upstream=upstream, bug=bug,
         path=doc.path, line=doc.line(("id",)), origin=origin, tags=tags, requires=requires,
         timeout=float(timeout), repeat=int(repeat), code=code, code_line=code_line,
-        gradcheck=gradcheck, evidence=evidence, notes=notes.strip(),
+        gradcheck=gradcheck, evidence=evidence, notes=notes.strip(), found_by=found_by,
     )  # fmt: skip
 
 

@@ -52,7 +52,11 @@ def _last_known(entry: Entry) -> list[str]:
 def render(entry: Entry) -> str:
     out = [f"{entry.id}: {entry.title}", ""]
     out += [*textwrap.wrap(entry.summary, 88), ""]
-    out.append(f"report:   {entry.upstream.report}")
+    if entry.upstream.report:
+        out.append(f"report:   {entry.upstream.report}")
+    if entry.found_by is not None:
+        unreported = "" if entry.upstream.report else "not reported upstream yet; "
+        out.append(f"found:    {unreported}{entry.found_by.describe()}")
     if entry.upstream.fix:
         out.append(f"fix:      {entry.upstream.fix}")
     out += [f"related:  {url}" for url in entry.upstream.related]

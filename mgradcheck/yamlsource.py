@@ -164,6 +164,8 @@ class _Builder:
             if node.tag != "tag:yaml.org,2002:seq":
                 raise self.fail(node, key, f"unsupported tag {node.tag}")
             return [self.build(item, (*key, i)) for i, item in enumerate(node.value)]
+        if node.tag == "tag:yaml.org,2002:timestamp":
+            raise self.fail(node, key, f"write dates as quoted strings ('{node.value}')")
         if node.tag not in SCALAR_TAGS:
             raise self.fail(node, key, f"unsupported tag {node.tag}")
         if isinstance(node, yaml.ScalarNode) and node.style in ("|", ">"):

@@ -164,7 +164,7 @@ def test_duplicate_ids_across_files(tmp_path: Path) -> None:
         ("id: !!python/name:os.system x\n", "unsupported tag"),
         ("? [a, b]\n: c\n", "keys must be plain strings"),
         ("a: &x [1]\nb: *x\n<<: {c: 1}\n", "merge keys"),
-        ("id: 2024-01-01\n", "unsupported tag tag:yaml.org,2002:timestamp"),
+        ("id: 2024-01-01\n", "write dates as quoted strings"),
     ],
 )
 def test_malformed_yaml_is_one_clear_line(tmp_path: Path, text: str, expected: str) -> None:
@@ -278,3 +278,59 @@ def test_every_problem_in_a_gradcheck_block_names_its_field(tmp_path: Path) -> N
         "declared.yaml:7: gradcheck.fn" in text
         and "declared.yaml:10: gradcheck.inputs[1].range" in text
     )
+
+
+UNREPORTED = """\
+id: open-bug
+title: A bug found here, not reported upstream yet
+summary: Found by the sweep.
+found_by: {tool: mgradcheck sweep, mlx: "0.32.4", backend: cpu, date: "2026-11-22", case: addmm}
+bug: {outcome: fail}
+code: |
+  assert_true(False, "wrong")
+"""
+
+
+def test_found_by_stands_in_for_an_upstream_report(tmp_path: Path) -> None:
+    write_entry(tmp_path, "open", UNREPORTED)
+    (entry,) = load([tmp_path])
+    assert entry.upstream.report is None
+    assert entry.found_by is not None
+    assert entry.found_by.describe() == (
+        "found by mgradcheck sweep on mlx 0.32.4 (cpu), 2026-11-22, case addmm"
+    )
+
+
+def test_without_found_by_the_upstream_report_is_required(tmp_path: Path) -> None:
+    text = UNREPORTED.replace("found_by:", "# found_by:")
+    assert problems(tmp_path, text) == [
+        f"{tmp_path / 'entry.yaml'}:1: missing required key 'upstream' "
+        "(or 'found_by' for an unreported bug)"
+    ]
+    text = text.replace("bug:", 'upstream: {fix: "https://example.invalid/fix"}\nbug:')
+    assert problems(tmp_path, text) == [
+        f"{tmp_path / 'entry.yaml'}:5: upstream: missing required key 'report'"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("found_by", "expected"),
+    [
+        ("{tool: sweep, date: '2026-11-22'}", "found_by: missing required key 'mlx'"),
+        ("{tool: sweep, mlx: '0.32.4', date: 2026-11-22}", "write dates as quoted strings"),
+        (
+            "{tool: sweep, mlx: '0.32.4', date: 'yesterday'}",
+            "found_by.date: 'yesterday' is not a date",
+        ),
+        (
+            "{tool: sweep, mlx: '0.32.4', date: '2026-11-22', backend: tpu}",
+            "found_by.backend: 'tpu'",
+        ),
+    ],
+)
+def test_bad_found_by_names_its_field(tmp_path: Path, found_by: str, expected: str) -> None:
+    old = '{tool: mgradcheck sweep, mlx: "0.32.4", backend: cpu, date: "2026-11-22", case: addmm}'
+    assert old in UNREPORTED
+    text = UNREPORTED.replace(old, found_by)
+    (problem,) = problems(tmp_path, text)
+    assert expected in problem
