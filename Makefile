@@ -29,6 +29,7 @@ test-fast: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check mgradcheck tests bench
 	$(BIN)/ruff format --check mgradcheck tests bench
+	$(BIN)/lint-imports --no-logo
 
 type: $(STAMP)
 	$(BIN)/mypy

@@ -33,13 +33,14 @@ from pathlib import Path
 
 from packaging.version import Version
 
-from mgradcheck import bisect as bisecting
-from mgradcheck import envs, pipeline
-from mgradcheck.entry import Entry
-from mgradcheck.index import Source, Target, list_releases
-from mgradcheck.regress import State
-from mgradcheck.release_runs import Settings
-from mgradcheck.store import ResultsStore
+from mgradcheck.corpus.entry import Entry
+from mgradcheck.releases import bisect as bisecting
+from mgradcheck.releases import envs
+from mgradcheck.releases.index import Source, Target, list_releases
+from mgradcheck.releases.regress import State
+from mgradcheck.releases.runs import Settings
+from mgradcheck.releases.store import ResultsStore
+from mgradcheck.run import stages as pipeline
 
 
 def full_range(entry: Entry, allowed: list[Version], backend: str) -> bisecting.Plan:

@@ -24,6 +24,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 PYTHON = sys.executable
@@ -84,7 +85,7 @@ def overhead(n: int, rounds: int, scratch: Path) -> None:
         return time.perf_counter() - start
 
     measured = {
-        k: (median(rounds, lambda k=k: ours(k)), median(rounds, lambda k=k: bare(k))) for k in sizes
+        k: (median(rounds, partial(ours, k)), median(rounds, partial(bare, k))) for k in sizes
     }
     for k, (mine, floor) in measured.items():
         print(
@@ -103,7 +104,7 @@ def overhead(n: int, rounds: int, scratch: Path) -> None:
 def startup(rounds: int) -> None:
     base = median(rounds, lambda: timed([PYTHON, "-c", "pass"]))
     for args in (["--help"], ["list"]):
-        t = median(rounds, lambda args=args: timed([*MGRADCHECK, *args]))
+        t = median(rounds, partial(timed, [*MGRADCHECK, *args]))
         print(
             f"CLI start-up           mgradcheck {' '.join(args):<7} {t * 1000:.0f} ms, python -c pass {base * 1000:.0f} ms, ratio {t / base:.1f}x"
         )
@@ -140,7 +141,7 @@ def main() -> None:
     import mlx.core as mx
 
     print(
-        f"machine: {platform.platform()}, {os.cpu_count()} cores, Python {platform.python_version()}, mlx {mx.__version__}"
+        f"machine: {platform.platform()}, {os.cpu_count()} cores, Python {platform.python_version()}, mlx {getattr(mx, '__version__', '?')}"
     )
     if os.environ.get("PYTHONDONTWRITEBYTECODE"):
         print("note: PYTHONDONTWRITEBYTECODE is set: every process compiles its Python from source")

@@ -1,5 +1,22 @@
-"""``python -m mgradcheck``: the same as the ``mgradcheck`` command."""
+"""The ``mgradcheck`` command (``python -m mgradcheck`` too).
 
-from mgradcheck.cli import main
+Its own module, so that a Ctrl-C while the command line is still being
+imported exits 130, quietly, like one at any later moment.
+"""
 
-main()
+from __future__ import annotations
+
+import sys
+
+
+def main() -> None:
+    try:
+        from mgradcheck.cli import main as command_line
+    except KeyboardInterrupt:
+        print("mgradcheck: interrupted by SIGINT", file=sys.stderr)
+        sys.exit(130)
+    command_line()
+
+
+if __name__ == "__main__":
+    main()

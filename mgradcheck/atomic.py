@@ -7,9 +7,7 @@ import os
 import tempfile
 from pathlib import Path
 
-
-class WriteError(Exception):
-    """A report could not be written; the previous file, if any, is untouched."""
+from mgradcheck.errors import WriteError
 
 
 def _read_umask() -> int:

@@ -22,10 +22,10 @@ import pytest
 if TYPE_CHECKING:
     from _pytest._code.code import TerminalRepr, TracebackStyle
 
-    from mgradcheck.child_process import ChildCommand
-    from mgradcheck.entry import Entry
-    from mgradcheck.observation import Environment
-    from mgradcheck.results import EntryResult
+    from mgradcheck.corpus.entry import Entry
+    from mgradcheck.run.child_process import ChildCommand
+    from mgradcheck.run.observation import Environment
+    from mgradcheck.run.results import EntryResult
 
 ROOT = "mgradcheck"  # the collector's node id: items are "mgradcheck::<entry-id>"
 
@@ -68,11 +68,11 @@ class Corpus(pytest.Collector):
         self.paths = paths
 
     def collect(self) -> list[EntryItem]:
-        from mgradcheck import pipeline
-        from mgradcheck.loader import CorpusError
+        from mgradcheck.errors import CorpusError
+        from mgradcheck.run import stages
 
         try:
-            entries = pipeline.load_corpus(self.paths)
+            entries = stages.load_corpus(self.paths)
         except CorpusError as exc:
             problems = "\n".join(str(p) for p in exc.problems)
             raise self.CollectError(f"the mgradcheck corpus has problems:\n{problems}") from None
@@ -90,11 +90,12 @@ class EntryFailed(Exception):
 def _target(config: pytest.Config) -> tuple[ChildCommand, Environment]:
     """Probe the running interpreter once per session; fail every item the same way if it cannot run entries."""
     if _TARGET not in config.stash:
-        from mgradcheck import pipeline
+        from mgradcheck.errors import MgradcheckError
+        from mgradcheck.run import stages
 
         try:
-            config.stash[_TARGET] = pipeline.prepare(sys.executable)
-        except pipeline.UsageError as exc:
+            config.stash[_TARGET] = stages.prepare(sys.executable)
+        except MgradcheckError as exc:
             config.stash[_TARGET] = str(exc)
     target = config.stash[_TARGET]
     if isinstance(target, str):
@@ -111,14 +112,12 @@ class EntryItem(pytest.Item):
         self.extra_keyword_matches.update(entry.tags)
 
     def runtest(self) -> None:
-        from mgradcheck import pipeline
-        from mgradcheck.display import QuietDisplay
-        from mgradcheck.runner import RunOptions
+        from mgradcheck.run import stages
+        from mgradcheck.run.display import Silent
+        from mgradcheck.run.runner import RunOptions
 
         command, env = _target(self.config)
-        report, interrupted = pipeline.execute(
-            [self.entry], command, env, RunOptions(), QuietDisplay(silent=True)
-        )
+        report, interrupted = stages.execute([self.entry], command, env, RunOptions(), Silent())
         if interrupted is not None:
             raise KeyboardInterrupt  # Ctrl-C reached the run: stop pytest too
         (result,) = report.results

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from mgradcheck.observation import Environment, Observation
 from mgradcheck.outcomes import Outcome, Verdict
-from mgradcheck.results import EntryResult, Report
-from mgradcheck.verdict import Judgement
+from mgradcheck.run.observation import Environment, Observation
+from mgradcheck.run.results import EntryResult, Report
+from mgradcheck.run.verdict import Judgement
 from tests.conftest import environment
 
 # A verdict and the outcome that typically produces it.
@@ -65,3 +65,32 @@ def report(*results: EntryResult, interrupted: bool = False, **meta: Any) -> Rep
 def every_verdict(env: Environment | None = None) -> Report:
     """One entry per verdict, in enum order."""
     return report(*(result(v.name.lower().replace("_", "-"), v, env=env) for v in Verdict))
+
+
+class RecordingProgress:
+    """A :class:`~mgradcheck.run.display.Progress` that remembers every call, for assertions."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+        self.lines: list[str] = []
+        self.total: int | None = -1
+        self.done = 0
+        self.stopped = False
+
+    def start(self, title: str, total: int | None = None) -> None:
+        self.total = total
+        self.calls.append(f"start {total}")
+
+    def status(self, text: str) -> None:
+        self.calls.append(f"status {text}")
+
+    def line(self, text: str, style: str = "") -> None:
+        self.lines.append(text)
+        self.calls.append(text.split(":")[0])
+
+    def advance(self, count: int = 1) -> None:
+        self.done += count
+
+    def stop(self) -> None:
+        self.stopped = True
+        self.calls.append("stop")

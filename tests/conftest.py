@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from mgradcheck.entry import Entry
-from mgradcheck.loader import load
-from mgradcheck.observation import Environment
+from mgradcheck.corpus.entry import Entry
+from mgradcheck.corpus.loader import load
+from mgradcheck.run.observation import Environment
 
 FIXTURES = Path(__file__).parent / "fixtures"
 BEHAVIOURS = FIXTURES / "behaviours"

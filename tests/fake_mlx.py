@@ -17,10 +17,10 @@ import zipfile
 from collections.abc import Iterable
 from pathlib import Path
 
-from mgradcheck import envs
-from mgradcheck.index import Source, Target
-from mgradcheck.release_runs import Settings
-from mgradcheck.store import ResultsStore
+from mgradcheck.releases import envs
+from mgradcheck.releases.index import Source, Target
+from mgradcheck.releases.runs import Settings
+from mgradcheck.releases.store import ResultsStore
 
 FIXTURES = Path(__file__).parent / "fixtures" / "releases"
 VERSIONS = ("1.0.0", "1.1.0", "1.2.0", "1.3.0", "1.4.0", "1.5.0", "1.6.0")

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from packaging.version import Version
 
-from mgradcheck.loader import bundled_corpus, load
-from mgradcheck.verdict import bug_expected
+from mgradcheck.corpus.loader import bundled_corpus, load
+from mgradcheck.run.verdict import bug_expected
 from tests.conftest import environment
 
 # The newest Linux release before the fixes of ml-explore/mlx#3633 (0.32.0).
@@ -93,7 +93,7 @@ def test_bundled_corpus_before_the_fixes(real_cache: Path, tmp_path: Path) -> No
 def test_bundled_corpus_on_the_newest_release(
     real_cache: Path, tmp_path: Path, installed_run: dict[str, Any]
 ) -> None:
-    from mgradcheck.index import Source, Target, list_releases
+    from mgradcheck.releases.index import Source, Target, list_releases
 
     newest = list_releases(Source.from_options(), Target.current()).versions[-1]
     assert newest >= Version("0.32.4")

@@ -69,7 +69,7 @@ def known_options(*path: str) -> set[str]:
 
 
 def test_triggers_and_jobs(workflow: dict[str, Any]) -> None:
-    triggers = workflow.get("on", workflow.get(True))  # YAML 1.1 reads a bare `on` as true
+    triggers = workflow.get("on") or workflow[True]  # type: ignore[index]  # YAML 1.1 reads a bare `on` as true
     assert {"push", "pull_request", "schedule"} <= set(triggers)
     assert set(workflow["jobs"]) == {*RUN_JOBS, "merge"}
 

@@ -7,7 +7,8 @@ import shutil
 
 import pytest
 
-from mgradcheck import loader
+from mgradcheck.corpus import loader
+from mgradcheck.errors import CorpusError
 from tests.conftest import BEHAVIOURS, FIXTURES
 
 pytest_plugins = ["pytester"]
@@ -128,7 +129,7 @@ def test_a_bad_corpus_is_a_collection_error(pytester: pytest.Pytester) -> None:
 def _bundled_ids() -> list[str]:
     try:
         return [e.id for e in loader.load([loader.bundled_corpus()])]
-    except loader.CorpusError:
+    except CorpusError:
         pytest.skip("the bundled corpus has no entries yet")
 
 

@@ -28,13 +28,13 @@ from click.testing import CliRunner
 from packaging.version import Version
 
 import mgradcheck
-from mgradcheck import envs
 from mgradcheck.cli import cli
-from mgradcheck.index import Target
-from mgradcheck.loader import load
+from mgradcheck.corpus.loader import load
 from mgradcheck.paths import cache_root
+from mgradcheck.releases import envs
+from mgradcheck.releases.index import Target
+from mgradcheck.releases.store import ProbeKey, ResultsStore, StoredRuns
 from mgradcheck.reports import json_report
-from mgradcheck.store import ProbeKey, ResultsStore, StoredRuns
 from tests import builders, fake_mlx
 from tests.conftest import BEHAVIOURS
 
@@ -606,7 +606,8 @@ BAD_INPUTS = sum(len(list(cases(make, values))) for _, make, values, _ in TABLE)
 
 
 def test_the_hostile_inputs_are_all_refused_by_the_parsers_too() -> None:
-    from mgradcheck.index import ReleaseError, check_index_url, parse_version
+    from mgradcheck.errors import ReleaseError
+    from mgradcheck.releases.index import check_index_url, parse_version
 
     for text in VERSIONS:
         with pytest.raises(ReleaseError):

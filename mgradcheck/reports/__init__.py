@@ -1,1 +1,1 @@
-"""One small writer per report format, all reading :class:`~mgradcheck.results.Report`."""
+"""One small writer per report format, all reading :class:`~mgradcheck.run.results.Report`."""

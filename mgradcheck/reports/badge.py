@@ -21,7 +21,7 @@ from packaging.version import InvalidVersion, Version
 from mgradcheck.atomic import write_text
 from mgradcheck.outcomes import Verdict
 from mgradcheck.reports.text import one_line
-from mgradcheck.results import Report
+from mgradcheck.run.results import Report
 
 # Tones from least to most severe, and the colour each is drawn in (hex, no '#',
 # as the shields.io endpoint takes it).

@@ -1,64 +1,40 @@
 """Rewrite the report files as entries finish, so a killed run still leaves them valid.
 
-:class:`IncrementalWriter` is a display that wraps the real one: every time
-the runner reports a finished entry it passes the news on, then rewrites each
-report file (atomically) from a snapshot of what has finished so far. A
-SIGKILL of the parent, which no handler can catch, therefore leaves files
-that parse and hold every entry that finished before it.
-
-Snapshots say ``interrupted: true`` and carry ``meta.partial`` (finished of
-planned): a snapshot is only ever read as the final word when the run died,
-and then that is what it was. The run's own final write replaces them.
+:class:`SnapshotWriter` receives the partial reports of a running run (see
+:func:`mgradcheck.run.stages.execute`) and rewrites each report file from
+them, atomically. A SIGKILL of the parent, which no handler can catch,
+therefore leaves files that parse and hold every entry that finished before it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
-from mgradcheck.atomic import WriteError
-from mgradcheck.results import EntryResult, Report
-from mgradcheck.runner import Display
-
-Snapshot = Callable[[Sequence[EntryResult], int], Report]
+from mgradcheck.errors import WriteError
+from mgradcheck.reports.outputs import Outputs, write
+from mgradcheck.run.results import Report
 
 
-class IncrementalWriter:
-    """A :class:`~mgradcheck.runner.Display` that also rewrites the report files."""
+class SnapshotWriter:
+    """Writes each partial report to the outputs; after a failed write, waits for the final one."""
 
     def __init__(
         self,
-        display: Display,
-        snapshot: Snapshot,
-        write: Callable[[Report], None],
+        outputs: Outputs,
         warn: Callable[[str], None],
+        write: Callable[[Report, Outputs], None] = write,
     ) -> None:
-        self.display = display
-        self.snapshot = snapshot
-        self.write = write
+        self.outputs = outputs
         self.warn = warn
-        self.finished: list[EntryResult] = []
-        self.planned = 0
+        self.write = write
         self.failed = False
 
-    def _save(self) -> None:
+    def __call__(self, partial: Report) -> None:
         if self.failed:
             return
         try:
-            self.write(self.snapshot(self.finished, self.planned))
+            self.write(partial, self.outputs)
         except WriteError as exc:
             # A full disk should not end a long run; the final write will try (and report) again.
             self.failed = True
             self.warn(f"{exc}; not updating the report files again until the run ends")
-
-    def start(self, total: int) -> None:
-        self.planned = total
-        self.display.start(total)
-        self._save()
-
-    def entry_finished(self, result: EntryResult) -> None:
-        self.finished.append(result)
-        self.display.entry_finished(result)
-        self._save()
-
-    def stop(self) -> None:
-        self.display.stop()

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from mgradcheck.atomic import write_text
-from mgradcheck.results import Report
+from mgradcheck.run.results import Report
 
 
 def render(report: Report) -> str:

@@ -15,9 +15,9 @@ from collections import Counter
 from pathlib import Path
 
 from mgradcheck.atomic import write_text
-from mgradcheck.observation import Environment
 from mgradcheck.reports.text import clean, details, one_line, tail, telling_run
-from mgradcheck.results import EntryResult, Report
+from mgradcheck.run.observation import Environment
+from mgradcheck.run.results import EntryResult, Report
 
 MESSAGE_CHARS = 500
 

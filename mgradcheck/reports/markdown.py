@@ -14,7 +14,7 @@ from pathlib import Path
 from mgradcheck.atomic import write_text
 from mgradcheck.outcomes import Verdict
 from mgradcheck.reports.text import one_line
-from mgradcheck.results import EntryResult, Report
+from mgradcheck.run.results import EntryResult, Report
 
 GITHUB_LIMIT = 1024 * 1024  # bytes GitHub accepts in one step's summary
 REASON_CHARS = 160

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
-from mgradcheck.results import Report
+from mgradcheck.run.results import Report
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 def _short(text: str, width: int = 90) -> str:
@@ -12,7 +15,7 @@ def _short(text: str, width: int = 90) -> str:
     return line if len(line) <= width else line[: width - 1] + "…"
 
 
-def render(report: Report, console: Any) -> None:
+def render(report: Report, console: Console) -> None:
     from rich.table import Table
 
     table = Table(title=None, show_lines=False, expand=False)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 
-from mgradcheck.observation import Observation
-from mgradcheck.results import EntryResult
+from mgradcheck.run.observation import Observation
+from mgradcheck.run.results import EntryResult
 
 # CSI sequences (colours, cursor moves), OSC sequences (titles, links), then lone escapes.
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]?")

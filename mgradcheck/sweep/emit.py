@@ -11,7 +11,7 @@ from typing import Any
 import yaml
 
 from mgradcheck.atomic import write_text
-from mgradcheck.observation import Environment
+from mgradcheck.run.observation import Environment
 from mgradcheck.sweep.findings import Group
 from mgradcheck.sweep.shrink import Shrunk
 

@@ -17,18 +17,19 @@ import shutil
 import tempfile
 import time
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from mgradcheck.child.gradcheck_spec import UNSUPPORTED
-from mgradcheck.child_process import ChildCommand
-from mgradcheck.entry import Bug, Entry, Upstream
-from mgradcheck.observation import Environment, Observation
+from mgradcheck.corpus.entry import Bug, Entry, Upstream
+from mgradcheck.errors import Interrupted
 from mgradcheck.outcomes import Outcome
-from mgradcheck.results import EntryResult
-from mgradcheck.runner import Runner, RunOptions
+from mgradcheck.run.child_process import ChildCommand
+from mgradcheck.run.display import Progress, Silent
+from mgradcheck.run.observation import Environment, Observation
+from mgradcheck.run.runner import Runner, RunOptions
 from mgradcheck.sweep.catalogue import Case
 
 
@@ -173,19 +174,8 @@ def _read_log(path: Path) -> tuple[dict[int, dict[str, Any]], set[int]]:
     return done, started
 
 
-class Silent:
-    """No progress display: the sweep reports its own."""
-
-    def start(self, total: int) -> None: ...
-    def entry_finished(self, result: EntryResult) -> None: ...
-    def stop(self) -> None: ...
-
-
-Progress = Callable[[int, int, Sequence[CaseResult]], None]
-
-
 class Executor:
-    """Runs tasks in batches of children through :class:`~mgradcheck.runner.Runner`."""
+    """Runs tasks in batches of children through :class:`~mgradcheck.run.runner.Runner`."""
 
     def __init__(
         self,
@@ -202,12 +192,17 @@ class Executor:
         self.batch_size = max(1, batch_size)
         self.timeout = timeout
         self.progress = progress
+        self.interrupted: Interrupted | None = None  # set when a run stopped on SIGINT/SIGTERM
         self._numbers = itertools.count()
 
     def run(
         self, tasks: Sequence[Task], deadline: float | None = None, batch_size: int | None = None
     ) -> list[CaseResult]:
-        """Every task's result, in order; those left when ``deadline`` (monotonic) passes are "not run"."""
+        """Every task's result, in order; those left when ``deadline`` (monotonic) passes are "not run".
+
+        On an interrupt, the cases that finished keep their results, the rest are
+        "not run", and :attr:`interrupted` says which signal stopped it.
+        """
         size = batch_size or self.batch_size
         results: dict[int, CaseResult] = {}
         queue: deque[list[int]] = deque(
@@ -216,43 +211,67 @@ class Executor:
         notes: dict[int, str] = {}
         scratch = Path(tempfile.mkdtemp(prefix="mgradcheck-sweep-"))
         try:
-            while queue and (deadline is None or time.monotonic() < deadline):
-                wave = [queue.popleft() for _ in range(min(2 * self.jobs, len(queue)))]
-                logs = [scratch / f"batch-{next(self._numbers)}.jsonl" for _ in wave]
-                entries = [
-                    batch_entry(i, [tasks[t].spec for t in batch], log, self.timeout)
-                    for i, (batch, log) in enumerate(zip(wave, logs, strict=True))
-                ]
-                outcome = Runner(
-                    self.command, self.environment, RunOptions(jobs=self.jobs), Silent()
-                ).run(entries)
-                if outcome.interrupted is not None:
-                    raise outcome.interrupted
-                finished: list[CaseResult] = []
-                for batch, log, entry_result in zip(wave, logs, outcome.results, strict=True):
-                    done, started = _read_log(log)
-                    run = entry_result.runs[0]
-                    unstarted = []
-                    for pos, t in enumerate(batch):
-                        if pos in done:
-                            results[t] = from_line(tasks[t], done[pos])
-                            results[t].note = notes.get(t, "")
-                            finished.append(results[t])
-                        elif len(batch) == 1:
-                            results[t] = from_observation(tasks[t], run)
-                            results[t].note = notes.get(t, "")
-                            finished.append(results[t])
-                        elif pos in started:
-                            notes[t] = (
-                                f"its batch child died ({run.reason}) in it; this is its run alone"
-                            )
-                            queue.appendleft([t])  # the suspect runs alone, next
-                        else:
-                            unstarted.append(t)
-                    if unstarted:
-                        queue.append(unstarted)
-                if self.progress is not None:
-                    self.progress(len(results), len(tasks), finished)
+            self._waves(tasks, queue, results, notes, scratch, deadline)
+        except Interrupted as exc:  # between two waves: what finished stands
+            self.interrupted = exc
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
         return [results.get(i) or CaseResult(task, Status.NOT_RUN) for i, task in enumerate(tasks)]
+
+    def _waves(
+        self,
+        tasks: Sequence[Task],
+        queue: deque[list[int]],
+        results: dict[int, CaseResult],
+        notes: dict[int, str],
+        scratch: Path,
+        deadline: float | None,
+    ) -> None:
+        """Run batches two per job at a time until the queue, the deadline or an interrupt ends it."""
+        while queue and (deadline is None or time.monotonic() < deadline):
+            wave = [queue.popleft() for _ in range(min(2 * self.jobs, len(queue)))]
+            logs = [scratch / f"batch-{next(self._numbers)}.jsonl" for _ in wave]
+            entries = [
+                batch_entry(i, [tasks[t].spec for t in batch], log, self.timeout)
+                for i, (batch, log) in enumerate(zip(wave, logs, strict=True))
+            ]
+            outcome = Runner(
+                self.command, self.environment, RunOptions(jobs=self.jobs), Silent()
+            ).run(entries)
+            self.interrupted = outcome.interrupted
+            finished: list[CaseResult] = []
+            for batch, log, entry_result in zip(wave, logs, outcome.results, strict=True):
+                done, started = _read_log(log)
+                run = entry_result.runs[0]
+                unstarted = []
+                for pos, t in enumerate(batch):
+                    if self.interrupted is not None:
+                        if pos in done:
+                            results[t] = from_line(tasks[t], done[pos])
+                            finished.append(results[t])
+                        continue
+                    if pos in done:
+                        results[t] = from_line(tasks[t], done[pos])
+                        results[t].note = notes.get(t, "")
+                        finished.append(results[t])
+                    elif len(batch) == 1:
+                        results[t] = from_observation(tasks[t], run)
+                        results[t].note = notes.get(t, "")
+                        finished.append(results[t])
+                    elif pos in started:
+                        notes[t] = (
+                            f"its batch child died ({run.reason}) in it; this is its run alone"
+                        )
+                        queue.appendleft([t])  # the suspect runs alone, next
+                    else:
+                        unstarted.append(t)
+                if unstarted:
+                    queue.append(unstarted)
+            if self.progress is not None:
+                for result in finished:
+                    if result.status.is_finding or result.status is Status.ERROR:
+                        self.progress.line(f"{result.task.key}: {result.status.label}")
+                self.progress.advance(len(finished))
+                self.progress.status(f"{len(results)}/{len(tasks)} cases run")
+            if self.interrupted is not None:
+                break

@@ -1,29 +1,14 @@
-"""What the sweep shows: progress lines while it runs, a summary after, and its JSON."""
+"""What the sweep shows when it is done: a summary, and its JSON."""
 
 from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Sequence
 from pathlib import Path
-from typing import IO
 
 from mgradcheck.atomic import write_text
-from mgradcheck.sweep.execute import CaseResult, Status
+from mgradcheck.sweep.execute import Status
 from mgradcheck.sweep.run import SweepReport
-
-
-class Progress:
-    """One line per finished batch of cases, naming every finding as it appears."""
-
-    def __init__(self, stream: IO[str]) -> None:
-        self.stream = stream
-
-    def __call__(self, done: int, total: int, finished: Sequence[CaseResult]) -> None:
-        for result in finished:
-            if result.status.is_finding or result.status is Status.ERROR:
-                print(f"  {result.task.key}: {result.status.label}", file=self.stream, flush=True)
-        print(f"[{done}/{total}] cases run", file=self.stream, flush=True)
 
 
 def render(report: SweepReport) -> str:

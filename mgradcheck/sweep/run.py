@@ -17,11 +17,13 @@ from typing import Any
 
 from mgradcheck import __version__
 from mgradcheck.child.gradcheck_spec import CHECKS
-from mgradcheck.child_process import ChildCommand
-from mgradcheck.observation import Environment
+from mgradcheck.errors import Interrupted
+from mgradcheck.run.child_process import ChildCommand
+from mgradcheck.run.display import Progress, Silent
+from mgradcheck.run.observation import Environment
 from mgradcheck.sweep import emit
 from mgradcheck.sweep.catalogue import DTYPES, Case, catalogue, select, tasks
-from mgradcheck.sweep.execute import CaseResult, Executor, Progress, Silent, Status, Task
+from mgradcheck.sweep.execute import CaseResult, Executor, Status, Task
 from mgradcheck.sweep.findings import Group, group
 from mgradcheck.sweep.shrink import Shrunk, shrink
 
@@ -74,6 +76,7 @@ class SweepReport:
     findings: list[FindingReport] = field(default_factory=list)
     seconds: float = 0.0
     budget: float = 0.0
+    interrupted: Interrupted | None = None  # stopped by SIGINT/SIGTERM: the results are partial
 
     def counts(self) -> Counter[Status]:
         return Counter(r.status for r in self.results)
@@ -84,6 +87,7 @@ class SweepReport:
         return (
             f"{self.cases} catalogue cases, {len(self.results)} runs in {self.seconds:.0f}s "
             f"on mlx {self.environment.mlx}: {parts}; {len(self.findings)} distinct findings"
+            + (f" (interrupted by {self.interrupted})" if self.interrupted else "")
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -95,6 +99,7 @@ class SweepReport:
             "cases": self.cases,
             "seconds": round(self.seconds, 1),
             "budget": self.budget,
+            "interrupted": self.interrupted is not None,
             "counts": {s.label: self.counts()[s] for s in Status},
             "findings": [f.to_json() for f in self.findings],
             "results": [r.to_json() for r in self.results],
@@ -121,9 +126,9 @@ def confirm(
     paths: Sequence[Path], command: ChildCommand, env: Environment, jobs: int
 ) -> dict[Path, tuple[bool, str]]:
     """Validate the emitted entries with the corpus loader and run them as ``mgradcheck run`` would."""
-    from mgradcheck import loader
+    from mgradcheck.corpus import loader
     from mgradcheck.outcomes import Outcome, Verdict
-    from mgradcheck.runner import Runner, RunOptions
+    from mgradcheck.run.runner import Runner, RunOptions
 
     entries = loader.load(list(paths))
     outcome = Runner(command, env, RunOptions(jobs=jobs), Silent()).run(entries)
@@ -146,19 +151,32 @@ def sweep(
 ) -> SweepReport:
     started = time.monotonic()
     chosen, planned = plan(options, cases)
+    progress = progress or Silent()
     executor = Executor(
         command, env, jobs=options.jobs, batch_size=options.batch_size, progress=progress
     )
-    results = executor.run(planned, started + CATALOGUE_SHARE * options.budget)
+    progress.start(f"sweep of {len(chosen)} cases on mlx {env.mlx}", total=len(planned))
+    try:
+        results = executor.run(planned, started + CATALOGUE_SHARE * options.budget)
+    finally:
+        progress.stop()
     report = SweepReport(env, len(chosen), results, budget=options.budget)
+    report.interrupted = executor.interrupted
+    if report.interrupted is not None:
+        report.seconds = time.monotonic() - started
+        return report  # no shrinking or emitting: the user asked to stop
     deadline = started + options.budget
     quiet = Executor(command, env, jobs=options.jobs, batch_size=options.batch_size)
     for found in group(results):
+        if quiet.interrupted is not None:  # report the rest as found, unshrunk
+            report.findings.append(FindingReport(found, Shrunk(found.representative())))
+            continue
         shrunk = (
             shrink(found, quiet, deadline) if options.shrink else Shrunk(found.representative())
         )
         report.findings.append(FindingReport(found, shrunk))
-    if options.emit is not None and report.findings:
+    report.interrupted = quiet.interrupted
+    if options.emit is not None and report.findings and report.interrupted is None:
         options.emit.mkdir(parents=True, exist_ok=True)
         for finding in report.findings:
             finding.path = emit.write(options.emit, finding.group, finding.shrunk, env)

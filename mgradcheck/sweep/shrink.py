@@ -139,6 +139,9 @@ def shrink(group: Group, executor: Executor, deadline: float | None = None) -> S
             continue
         tasks = [replace(best.result.task, spec=spec) for _, spec in candidates]
         runs = executor.run(tasks, deadline, batch_size=batch)
+        if executor.interrupted is not None:
+            best.steps.append(f"stopped: interrupted by {executor.interrupted}")
+            break
         for (what, _), run in zip(candidates, runs, strict=True):
             if group.shown_by(run):
                 best = Shrunk(run, [*best.steps, what])

@@ -1,0 +1,43 @@
+"""What the child runs: a declarative ``gradcheck:`` corpus entry, or a batch of sweep cases."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from mgradcheck.child.checks import CheckFailed
+from mgradcheck.child.gradcheck import point
+from mgradcheck.child.gradcheck.api import check_spec
+
+
+def run_declarative(spec: Mapping[str, Any], scope: Mapping[str, Any]) -> None:
+    """The child's entry point for a ``gradcheck:`` corpus entry: fail on any disagreement."""
+    result = check_spec(spec, scope)
+    if not result.ok:
+        raise CheckFailed(result.report())
+    if result.checked == 0:
+        reasons = "; ".join((result.unsupported + result.not_checked)[:3])
+        raise RuntimeError(f"gradcheck checked nothing: {reasons}")
+    print(result.report())
+
+
+def run_batch(specs: Sequence[Mapping[str, Any]], log_path: str, scope: Mapping[str, Any]) -> None:
+    """Run several specs in this child, appending one JSON line per event to ``log_path``.
+
+    A "start" line precedes each case and a "done" line follows it, flushed at
+    once, so that when a case crashes the child the parent knows which one did;
+    each derivative path is named on stderr before it runs, for the same reason.
+    """
+    point.trace = sys.stderr
+    with open(log_path, "a", encoding="utf-8") as log:
+        for index, spec in enumerate(specs):
+            log.write(json.dumps({"case": index, "event": "start"}) + "\n")
+            log.flush()
+            try:
+                line: dict[str, Any] = {"result": check_spec(spec, scope).to_json()}
+            except Exception as exc:  # noqa: BLE001 - reported per case
+                line = {"error": f"{type(exc).__name__}: {exc}"[:2000]}
+            log.write(json.dumps({"case": index, "event": "done", **line}) + "\n")
+            log.flush()

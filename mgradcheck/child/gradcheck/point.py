@@ -1,0 +1,365 @@
+"""Every comparison gradcheck makes at one drawn point, at one dtype.
+
+A :class:`Point` draws (or takes) the arguments, evaluates the function in the
+dtype under test and in float64 on the CPU, and compares first-order
+derivatives: jvp against finite differences, vjp against both through the
+inner product, every subset of traced arguments against all traced, and the
+shapes and dtypes of tangents and cotangents. The compiled and second-order
+paths are in :mod:`.transforms`.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import IO, Any
+
+import mlx.core as mx
+import numpy as np
+
+from mgradcheck.child.gradcheck.arrays import Arg, dtype_name, outputs, to_mlx, to_numpy
+from mgradcheck.child.gradcheck.numerics import (
+    RTOL,
+    Function64,
+    close,
+    finite_differences,
+    fmt,
+    mismatch,
+    rms,
+)
+from mgradcheck.child.gradcheck.report import Finding, Result
+from mgradcheck.child.gradcheck_spec import FLOATS, UNSUPPORTED
+
+MAX_SUBSET_ARGS = 4
+# Where to name each derivative path before it runs (run_batch sets stderr), so
+# that when MLX kills the process the last line says which path it was in.
+trace: IO[str] | None = None
+
+
+class NotChecked(Exception):
+    """This point cannot be checked honestly; ``retry`` when a new draw may help."""
+
+    def __init__(self, reason: str, retry: bool = True) -> None:
+        super().__init__(reason)
+        self.retry = retry
+
+
+@dataclass
+class Run:
+    """One call of :func:`~mgradcheck.child.gradcheck.api.check`: what it checks and what it found."""
+
+    fn: Callable[..., Any]
+    args: list[Arg]
+    names: list[str]
+    checks: tuple[str, ...]
+    rtol: float | None
+    atol: float | None
+    result: Result
+
+
+def subsets(traced: Sequence[int], wanted: bool) -> list[tuple[int, ...]]:
+    """The sets of traced arguments to differentiate by: all of them first, then the others."""
+    full = tuple(traced)
+    if not wanted or len(full) < 2:
+        return [full]
+    if len(full) > MAX_SUBSET_ARGS:
+        return [full] + [(i,) for i in full] + [tuple(j for j in full if j != i) for i in full]
+    rest = [s for r in range(1, len(full)) for s in itertools.combinations(full, r)]
+    return [full, *rest]
+
+
+def pad(
+    values: Sequence[Any], subset: Sequence[int], n: int, fill: Callable[[int], Any]
+) -> list[Any]:
+    """``n`` values: ``values`` at the positions in ``subset``, ``fill(i)`` elsewhere."""
+    out = [fill(i) for i in range(n)]
+    for i, v in zip(subset, values):
+        out[i] = v
+    return out
+
+
+class Point:
+    """One drawn point at one dtype: every comparison gradcheck makes there."""
+
+    def __init__(
+        self, run: Run, dtype: str, point: int, rng: np.random.Generator, jitter: bool = False
+    ) -> None:
+        self.run, self.dtype, self.point = run, dtype, point
+        self.dts = [a.dtype or dtype for a in run.args]
+        self.traced = [
+            i for i, (a, dt) in enumerate(zip(run.args, self.dts)) if dt in FLOATS and not a.const
+        ]
+        self.x64 = [to_numpy(to_mlx(a.draw(dt, rng), dt)) for a, dt in zip(run.args, self.dts)]
+        if jitter:  # a few units in the last place of each floating input, independently
+            for i, dt in enumerate(self.dts):
+                if dt in FLOATS:
+                    ulp = float(np.finfo(np.float16 if dt == "float16" else np.float32).eps)
+                    ulp = 2.0**-7 if dt == "bfloat16" else ulp
+                    steps = rng.integers(-8, 9, size=self.x64[i].shape)
+                    moved = self.x64[i] + (np.abs(self.x64[i]) + 1.0) * ulp * steps
+                    self.x64[i] = to_numpy(to_mlx(moved, dt))
+        self.xs = [to_mlx(v, dt) for v, dt in zip(self.x64, self.dts)]
+        self.rng = rng
+        self.rtol = run.rtol if run.rtol is not None else RTOL[dtype]
+        self.atol = run.atol if run.atol is not None else self.rtol * 1e-2
+        self.found = 0
+        self.eps = float(np.finfo(np.float64).eps)
+        self.outs: list[Any] = []
+        self.floats: list[int] = []  # the outputs with a floating dtype: the differentiable ones
+        self.cotangents: list[Any] = []
+
+    # -- helpers ---------------------------------------------------------
+    def fn_of(self, subset: Sequence[int], base: Sequence[Any]) -> Callable[..., list[Any]]:
+        """The function of the arguments in ``subset`` only, the others fixed at ``base``."""
+
+        def partial_fn(*chosen: Any) -> list[Any]:
+            return outputs(self.run.fn(*pad(chosen, subset, len(base), lambda i: base[i])))
+
+        return partial_fn
+
+    def finding(
+        self, kind: str, check: str, paths: str, subset: Sequence[int], detail: str
+    ) -> None:
+        self.found += 1
+        names = self.run.names
+        inputs = "; ".join(
+            f"{names[i]}={fmt(v)} ({dt}{', traced' if i in subset else ''})"
+            for i, (v, dt) in enumerate(zip(self.x64, self.dts))
+        )
+        self.run.result.findings.append(
+            Finding(
+                kind,
+                check,
+                paths,
+                tuple(names[i] for i in subset),
+                self.dtype,
+                self.point,
+                detail,
+                inputs,
+            )
+        )
+
+    def attempt(self, what: str, subset: Sequence[int], call: Callable[[], Any]) -> Any:
+        """Run one derivative path; record an exception as unsupported or as a finding."""
+        if trace is not None:
+            names = ",".join(self.run.names[i] for i in subset)
+            print(
+                f"gradcheck: running {what} with ({names}) traced, {self.dtype}",
+                file=trace,
+                flush=True,
+            )
+        try:
+            value = call()
+            mx.eval(value)
+            return value
+        except Exception as exc:  # noqa: BLE001 - any exception from MLX here is data
+            text = f"{type(exc).__name__}: {exc}".strip()
+            if UNSUPPORTED.search(text):
+                self.run.result.unsupported.append(f"{what} ({self.dtype}): {text[:300]}")
+            else:
+                self.finding(
+                    "error", "jvp" if "jvp" in what else "vjp", f"{what} raised", subset, text[:500]
+                )
+            return None
+
+    def reference(self) -> Function64:
+        """The function in float64 on the CPU (float32 where an op lacks float64)."""
+        for ref in ("float64", "float32"):
+            dts = [ref if dt in FLOATS else dt for dt in self.dts]
+
+            def f(vals: list[np.ndarray], dts: list[str] = dts) -> list[np.ndarray]:
+                with mx.stream(mx.cpu):
+                    res = outputs(self.run.fn(*[to_mlx(v, dt) for v, dt in zip(vals, dts)]))
+                    mx.eval(res)
+                    return [to_numpy(r) for r in res]
+
+            try:
+                f(self.x64)
+            except Exception:  # noqa: BLE001 - this op lacks float64: use float32
+                continue
+            self.eps = float(np.finfo(np.float64 if ref == "float64" else np.float32).eps)
+            return f
+        raise NotChecked("the function cannot be evaluated in float64 or float32", retry=False)
+
+    def tangent(self, i: int) -> Any:
+        x = np.abs(self.x64[i])
+        return to_mlx(self.rng.standard_normal(x.shape) * np.maximum(1.0, x), self.dts[i])
+
+    # -- the checks ------------------------------------------------------
+    def check(self) -> None:
+        from mgradcheck.child.gradcheck import transforms
+
+        run = self.run
+        if not self.traced:
+            raise NotChecked("no differentiable argument", retry=False)
+        try:
+            outs = outputs(run.fn(*self.xs))
+            mx.eval(outs)
+        except Exception as exc:
+            if UNSUPPORTED.search(str(exc)):
+                run.result.unsupported.append(
+                    f"primal ({self.dtype}): {type(exc).__name__}: {exc}"[:300]
+                )
+                raise NotChecked("the primal is not supported", retry=False) from None
+            raise
+        self.floats = [k for k, o in enumerate(outs) if dtype_name(o.dtype) in FLOATS]
+        if not self.floats:
+            raise NotChecked("integer outputs only", retry=False)
+        primal = [to_numpy(o) for o in outs]
+        if not all(np.isfinite(primal[k]).all() for k in self.floats):
+            raise NotChecked("the primal has NaN or inf")
+        reference = self.reference()
+        expected = reference(self.x64)
+        for k in self.floats:
+            if (
+                not np.isfinite(expected[k]).all()
+                or not close(primal[k], expected[k], self.rtol, self.atol, rms(expected[k])).all()
+            ):
+                raise NotChecked(
+                    f"the {self.dtype} primal differs from float64 here (precision or a branch)"
+                )
+        self.outs = outs
+        self.cotangents = [
+            to_mlx(self.rng.standard_normal(o.shape), dtype_name(o.dtype))
+            if k in self.floats
+            else mx.zeros(o.shape, o.dtype)
+            for k, o in enumerate(outs)
+        ]
+        compared = False
+        for subset in subsets(self.traced, "subsets" in run.checks):
+            compared |= self.first_order(subset, reference)
+        if not compared:
+            raise NotChecked(
+                "no output element is smooth along the direction drawn (a kink or a jump)"
+            )
+        # Once first order disagrees, the compiled and second-order paths only echo
+        # it (and on some releases they crash where eager merely gave a wrong number).
+        full = tuple(self.traced)
+        if "compile" in run.checks and not self.found:
+            transforms.compiled(self, full)
+        if "hessian" in run.checks and len(self.floats) == len(outs) and not self.found:
+            transforms.second_order(self, full)
+
+    def first_order(self, subset: tuple[int, ...], reference: Function64) -> bool:
+        """jvp, vjp and finite differences with ``subset`` traced; False when nothing was comparable."""
+        run = self.run
+        tangents = {i: self.tangent(i) for i in subset}
+        tangents64 = [
+            to_numpy(tangents[i]) if i in tangents else np.zeros_like(v)
+            for i, v in enumerate(self.x64)
+        ]
+        fn = self.fn_of(subset, self.xs)
+        primals = [self.xs[i] for i in subset]
+        label = "(" + ",".join(run.names[i] for i in subset) + ")"
+        jvp = self.attempt(
+            f"jvp{label}", subset, lambda: mx.jvp(fn, primals, [tangents[i] for i in subset])[1]
+        )
+        fd = finite_differences(reference, self.x64, tangents64, self.eps)
+        masks = [
+            fd.mask[k] if k in self.floats else np.zeros(o.shape, bool)
+            for k, o in enumerate(self.outs)
+        ]
+        if not any(m.any() for m in masks):
+            return False
+        # Cotangents are zero where the function is not smooth, so vjp is compared there only.
+        masked = [
+            c * mx.array(m.astype(np.float32)).astype(c.dtype)
+            for c, m in zip(self.cotangents, masks)
+        ]
+        vjp = self.attempt(f"vjp{label}", subset, lambda: mx.vjp(fn, primals, masked)[1])
+        jvp_fits, vjp_fits = self.shapes(jvp, vjp, subset)
+        jvp_values = [to_numpy(t) for t in jvp] if jvp_fits else None
+        vjp_values = [to_numpy(c) for c in vjp] if vjp_fits else None
+        if jvp_values is not None and "jvp" in run.checks:
+            for k in self.floats:
+                bad = mismatch(jvp_values[k], fd.steps[k], fd.mask[k], self.rtol, self.atol)
+                if bad:
+                    self.finding(
+                        "wrong-value", "jvp", f"jvp vs finite differences (output {k})", subset, bad
+                    )
+        if vjp_values is not None and "vjp" in run.checks:
+            cotangents64 = [to_numpy(c) for c in masked]
+            left = [(v * tangents64[i]) for v, i in zip(vjp_values, subset)]
+            for other, paths in ((fd.estimate, "finite differences"), (jvp_values, "jvp")):
+                if other is None:
+                    continue
+                right = [cotangents64[k] * other[k] for k in self.floats]
+                self.inner(left, right, f"vjp vs {paths} (<J^T c, t> vs <c, J t>)", subset)
+        if "subsets" in run.checks and subset != tuple(self.traced):
+            self.against_all_traced(subset, tangents, masked, jvp_values, vjp_values)
+        return True
+
+    def inner(
+        self, left: list[np.ndarray], right: list[np.ndarray], paths: str, subset: Sequence[int]
+    ) -> None:
+        """Compare two sides of the inner-product identity, at the scale of their terms."""
+        a = float(sum(x.sum() for x in left))
+        b = float(sum(x.sum() for x in right))
+        size = float(sum(np.abs(x).sum() for x in left + right))
+        if not abs(a - b) <= self.atol + self.rtol * size:
+            self.finding(
+                "wrong-value", "vjp", paths, subset, f"{a:.7g} vs {b:.7g} (scale {size:.3g})"
+            )
+
+    def shapes(self, jvp: Any, vjp: Any, subset: Sequence[int]) -> tuple[bool, bool]:
+        """Check tangent and cotangent shapes (and dtypes, with the dtype check); say which fit."""
+        pairs = [("jvp", f"tangent of output {k}", self.outs[k], jvp, k) for k in self.floats]
+        pairs += [
+            ("vjp", f"cotangent of {self.run.names[i]}", self.xs[i], vjp, j)
+            for j, i in enumerate(subset)
+        ]
+        fits = {"jvp": jvp is not None, "vjp": vjp is not None}
+        for path, what, primal, derived, index in pairs:
+            if derived is None:
+                continue
+            if index >= len(derived):
+                fits[path] = False
+                self.finding("wrong-shape", "dtype", f"{path} results vs arguments", subset,
+                             f"{len(derived)} results for {len(subset) if path == 'vjp' else len(self.outs)}")  # fmt: skip
+                continue
+            d = derived[index]
+            if tuple(d.shape) != tuple(primal.shape):
+                fits[path] = False
+                self.finding("wrong-shape", "dtype", f"{path} {what} vs its primal", subset,
+                             f"{list(d.shape)} vs {list(primal.shape)}")  # fmt: skip
+            elif d.dtype != primal.dtype and "dtype" in self.run.checks:
+                self.finding("wrong-dtype", "dtype", f"{path} {what} vs its primal", subset,
+                             f"{dtype_name(d.dtype)} vs {dtype_name(primal.dtype)}")  # fmt: skip
+        return fits["jvp"], fits["vjp"]
+
+    def against_all_traced(
+        self,
+        subset: tuple[int, ...],
+        tangents: dict[int, Any],
+        cotangents: list[Any],
+        jvp_values: list[np.ndarray] | None,
+        vjp_values: list[np.ndarray] | None,
+    ) -> None:
+        """The derivatives with ``subset`` traced must equal those with every argument traced."""
+        full = tuple(self.traced)
+        fn = self.fn_of(full, self.xs)
+        primals = [self.xs[i] for i in full]
+        padded = [tangents[i] if i in tangents else mx.zeros_like(self.xs[i]) for i in full]
+        names = ",".join(self.run.names[i] for i in subset)
+        jvp_all = self.attempt("jvp(all)", full, lambda: mx.jvp(fn, primals, padded)[1])
+        if jvp_all is not None and jvp_values is not None:
+            for k in self.floats:
+                ref = to_numpy(jvp_all[k])
+                bad = mismatch(jvp_values[k], [ref], np.ones(ref.shape, bool), self.rtol, self.atol)
+                if bad:
+                    self.finding(
+                        "wrong-value",
+                        "subsets",
+                        f"jvp with ({names}) traced vs jvp with all traced",
+                        subset,
+                        bad,
+                    )
+        vjp_all = self.attempt("vjp(all)", full, lambda: mx.vjp(fn, primals, cotangents)[1])
+        if vjp_all is not None and vjp_values is not None:
+            for v, i in zip(vjp_values, subset):
+                ref = to_numpy(vjp_all[full.index(i)])
+                bad = mismatch(v, [ref], np.ones(ref.shape, bool), self.rtol, self.atol)
+                if bad:
+                    self.finding("wrong-value", "subsets",
+                                 f"vjp for {self.run.names[i]} with ({names}) traced vs with all traced", subset, bad)  # fmt: skip

@@ -1,0 +1,130 @@
+"""The compiled and second-order paths of one :class:`~.point.Point`.
+
+Compiled: the function, its jvp and its vjp under ``mx.compile`` against the
+same eagerly. Second order: jvp of the gradient (forward over reverse) and the
+gradient of <gradient, tangent> (reverse over reverse) against each other and
+against finite differences of the float64 gradient.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import Any
+
+import mlx.core as mx
+import numpy as np
+
+from mgradcheck.child.gradcheck.arrays import outputs, to_mlx, to_numpy
+from mgradcheck.child.gradcheck.numerics import finite_differences, mismatch
+from mgradcheck.child.gradcheck.point import Point, pad
+from mgradcheck.child.gradcheck_spec import FLOATS
+
+
+def compiled(point: Point, full: tuple[int, ...]) -> None:
+    """The primal, jvp and vjp compiled against the same eager (the bug class of compiled kernels)."""
+    fn = point.fn_of(full, point.xs)
+    primals = [point.xs[i] for i in full]
+    tangents = [point.tangent(i) for i in full]
+
+    def jvp(*a: Any) -> Any:
+        return mx.jvp(fn, list(a), tangents)[1]
+
+    def vjp(*a: Any) -> Any:
+        return mx.vjp(fn, list(a), point.cotangents)[1]
+
+    paths: list[tuple[str, Callable[..., Any]]] = [("primal", fn), ("jvp", jvp), ("vjp", vjp)]
+    for what, f in paths:
+        eager = point.attempt(f"{what} eager", full, partial(f, *primals))
+        built = point.attempt(f"{what} compiled", full, partial(mx.compile(f), *primals))
+        if eager is None or built is None:
+            continue
+        for k, (e, c) in enumerate(zip(eager, built)):
+            if what != "vjp" and k not in point.floats:
+                continue
+            ref, obs = to_numpy(e), to_numpy(c)
+            if obs.shape != ref.shape:
+                point.finding("wrong-shape", "compile", f"compiled {what} vs eager {what}", full,
+                              f"{list(obs.shape)} vs {list(ref.shape)}")  # fmt: skip
+                continue
+            bad = mismatch(obs, [ref], np.isfinite(ref), point.rtol, point.atol)
+            if bad:
+                point.finding(
+                    "wrong-value",
+                    "compile",
+                    f"compiled {what} vs eager {what} (result {k})",
+                    full,
+                    bad,
+                )
+
+
+def second_order(point: Point, full: tuple[int, ...]) -> None:
+    """jvp of grad and grad of <grad, t> against finite differences of the gradient."""
+    argnums = list(range(len(full)))
+    tangents = [point.tangent(i) for i in full]
+    primals = [point.xs[i] for i in full]
+
+    def grad_of(base: Sequence[Any], accumulate: Any) -> Callable[..., list[Any]]:
+        fn = point.fn_of(full, base)
+
+        def weighted(*a: Any) -> Any:  # <f(a), c>: a scalar whose gradient is J^T c
+            terms = [
+                (o.astype(accumulate) * c.astype(accumulate)).sum()
+                for o, c in zip(fn(*a), point.cotangents)
+            ]
+            return sum(terms[1:], terms[0])
+
+        return lambda *a: outputs(mx.grad(weighted, argnums=argnums)(*a))
+
+    accumulate = mx.float64 if point.dtype == "float64" else mx.float32
+    grad = grad_of(point.xs, accumulate)
+    jvp_of_grad = point.attempt("jvp of grad", full, lambda: mx.jvp(grad, primals, tangents)[1])
+
+    def along_tangent(*a: Any) -> Any:  # <grad(a), t>
+        terms = [
+            (x.astype(accumulate) * t.astype(accumulate)).sum() for x, t in zip(grad(*a), tangents)
+        ]
+        return sum(terms[1:], terms[0])
+
+    grad_of_inner = point.attempt(
+        "grad of <grad, t>",
+        full,
+        lambda: outputs(mx.grad(along_tangent, argnums=argnums)(*primals)),
+    )
+    if jvp_of_grad is None or grad_of_inner is None:
+        return
+    tangents64 = pad(
+        [to_numpy(t) for t in tangents], full, len(point.xs), lambda i: np.zeros_like(point.x64[i])
+    )
+
+    def grad64(vals: list[np.ndarray]) -> list[np.ndarray]:
+        dts = ["float64" if dt in FLOATS else dt for dt in point.dts]
+        with mx.stream(mx.cpu):
+            xs = [to_mlx(v, dt) for v, dt in zip(vals, dts)]
+            res = grad_of(xs, mx.float64)(*[xs[i] for i in full])
+            mx.eval(res)
+            return [to_numpy(r) for r in res]
+
+    try:
+        fd = finite_differences(grad64, point.x64, tangents64, float(np.finfo(np.float64).eps))
+    except Exception:  # noqa: BLE001 - no float64 gradient: compare jvp and vjp only
+        fd = None
+    rtol = 2 * point.rtol
+    for j, i in enumerate(full):
+        forward, reverse = to_numpy(jvp_of_grad[j]), to_numpy(grad_of_inner[j])
+        name = point.run.names[i]
+        if fd is not None:
+            bad = mismatch(forward, fd.steps[j], fd.mask[j], rtol, point.atol)
+            if bad:
+                point.finding(
+                    "wrong-value",
+                    "hessian",
+                    f"jvp of grad vs finite differences of grad ({name})",
+                    full,
+                    bad,
+                )
+        bad = mismatch(reverse, [forward], np.isfinite(forward), rtol, point.atol)
+        if bad:
+            point.finding(
+                "wrong-value", "hessian", f"grad of <grad, t> vs jvp of grad ({name})", full, bad
+            )

@@ -1,0 +1,54 @@
+"""The ``mgradcheck`` command line: thin Click commands over the stage functions.
+
+One module per command group; imports are kept lazy so that ``mgradcheck
+--help`` and ``mgradcheck list`` start without loading MLX, NumPy or Rich.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from mgradcheck import __version__
+from mgradcheck.cli.common import say
+from mgradcheck.cli.corpus import list_, show, validate
+from mgradcheck.cli.envs import envs
+from mgradcheck.cli.releases import bisect, matrix
+from mgradcheck.cli.report import badge, report
+from mgradcheck.cli.run import run
+from mgradcheck.cli.sweep import sweep
+from mgradcheck.exitcodes import ExitCode
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="mgradcheck")
+def cli() -> None:
+    """Run the corpus of known MLX autodiff and mx.compile bugs, each in its own process.
+
+    \b
+    Exit status: 0 every verdict as expected, 1 an unexpected verdict,
+    2 bad usage or corpus, 3 an environment that cannot be made or used,
+    4 an mgradcheck bug, 130 interrupted (143 on SIGTERM).
+    """
+
+
+for command in (run, list_, show, validate, report, badge, envs, bisect, matrix, sweep):
+    cli.add_command(command)
+
+
+def main() -> None:
+    """Run the command line; a Ctrl-C before a command has started still exits 130, quietly."""
+    try:
+        code = cli.main(prog_name="mgradcheck", standalone_mode=False)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except (click.Abort, KeyboardInterrupt):
+        say("interrupted by SIGINT")
+        sys.exit(ExitCode.INTERRUPTED)
+    sys.exit(code if isinstance(code, int) else ExitCode.OK)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,241 @@
+"""What every ``mgradcheck`` command shares: the one error and interrupt path, and common options.
+
+The command modules import this, never :mod:`mgradcheck.cli`, which imports them.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from functools import wraps
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, cast
+
+import click
+
+from mgradcheck.errors import MgradcheckError, ReleaseError, UsageError
+from mgradcheck.exitcodes import ExitCode
+
+if TYPE_CHECKING:
+    from packaging.version import Version
+
+    from mgradcheck.releases.runs import Settings
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+CORPUS_OPTION = click.option(
+    "--corpus",
+    "corpus_paths",
+    multiple=True,
+    type=click.Path(path_type=Path),
+    help="Corpus file or directory (repeatable). Default: the bundled corpus.",
+)
+
+
+def say(message: str) -> None:
+    """One line to the user on stderr, with the program's name, as every message is given."""
+    click.echo(f"mgradcheck: {message}", err=True)
+
+
+def fail(message: str, code: int = ExitCode.USAGE) -> NoReturn:
+    say(f"error: {message}")
+    sys.exit(code)
+
+
+def handle_errors(func: F) -> F:
+    """The one way a command ends on an error or an interrupt.
+
+    SIGINT and SIGTERM become :class:`~mgradcheck.errors.Interrupted` while the
+    command runs; every :class:`~mgradcheck.errors.MgradcheckError` is printed
+    as plain lines and exits with its own status (130/143 for an interrupt);
+    never a traceback. A command that has something to save when interrupted
+    (``run``'s partial report, ``matrix``'s partial table) catches the
+    interrupt itself first.
+    """
+
+    @wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from mgradcheck.errors import Interrupted, signals_interrupt
+
+        try:
+            with signals_interrupt():
+                return func(*args, **kwargs)
+        except Interrupted as exc:
+            for line in exc.lines():
+                say(line)
+            sys.exit(exc.exit_code)
+        except KeyboardInterrupt:
+            say("interrupted by SIGINT")
+            sys.exit(ExitCode.INTERRUPTED)
+        except MgradcheckError as exc:
+            for line in exc.lines():
+                say(f"error: {line}")
+            sys.exit(exc.exit_code)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def jobs_option(default: int, what: str) -> Callable[[F], F]:
+    """-j/--jobs: how many children (or releases) run at once."""
+    return click.option(
+        "-j",
+        "--jobs",
+        type=click.IntRange(1, 512),
+        default=default,
+        show_default=True,
+        help=f"{what} at once.",
+    )
+
+
+def version_option(ctx: click.Context, param: click.Parameter, value: str | None) -> Version | None:
+    """Checked at parse time: nothing runs with a version that is not plain PEP 440."""
+    if value is None:
+        return None
+    from mgradcheck.releases.index import parse_version
+
+    try:
+        return parse_version(value)
+    except ReleaseError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+def interpreter_options(verb: str) -> Callable[[F], F]:
+    """--python and --mlx: which MLX the children run (never both)."""
+
+    def decorate(func: F) -> F:
+        @wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            if kwargs.get("python") is not None and kwargs.get("mlx_version") is not None:
+                raise UsageError("--mlx and --python cannot be used together")
+            return func(*args, **kwargs)
+
+        decorated: Any = click.option(
+            "--mlx",
+            "mlx_version",
+            callback=version_option,
+            metavar="VERSION",
+            help=f"{verb} under this MLX release, in its cached environment (installed on first use). Not with --python.",
+        )(wrapper)
+        decorated = click.option(
+            "--python",
+            "python",
+            type=click.Path(exists=True, dir_okay=False, path_type=Path),
+            help=f"{verb} under this interpreter (another environment's MLX).",
+        )(decorated)
+        return cast(F, decorated)
+
+    return decorate
+
+
+def _index_url(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value is None:
+        return None
+    from mgradcheck.releases.index import check_index_url
+
+    try:
+        return check_index_url(value)
+    except ReleaseError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+_RELEASE_KEYS = ("index_url", "find_links", "no_index", "backend", "installer", "pre", "yanked",
+                 "retry_failed")  # fmt: skip
+
+
+def release_options(func: F) -> F:
+    """Where releases come from and what they are built for, as one ``settings`` argument.
+
+    Shared by every command that installs releases (``run --mlx``, ``sweep
+    --mlx``, ``bisect``, ``matrix``, ``envs``), so they take the same options
+    and mean the same by them.
+    """
+
+    @wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from mgradcheck.releases.runs import Settings
+
+        given = {key: kwargs.pop(key) for key in _RELEASE_KEYS}
+        kwargs["settings"] = Settings.from_options(**given)
+        return func(*args, **kwargs)
+
+    options = [
+        click.option(
+            "--index-url",
+            callback=_index_url,
+            metavar="URL",
+            help="Package index (http(s):// or file://). Default: $UV_DEFAULT_INDEX, "
+            "$UV_INDEX_URL, $PIP_INDEX_URL, else PyPI.",
+        ),
+        click.option(
+            "--find-links",
+            type=click.Path(exists=True, file_okay=False, path_type=Path),
+            metavar="DIR",
+            help="Also take MLX wheels from this directory (e.g. self-built commits between releases).",
+        ),
+        click.option("--no-index", is_flag=True, help="Use only --find-links, no package index."),
+        click.option(
+            "--backend",
+            type=click.Choice(["cpu", "cuda", "metal"]),
+            help="Backend to install for. Default: metal on macOS, cpu elsewhere.",
+        ),
+        click.option(
+            "--installer",
+            type=click.Choice(["uv", "pip"]),
+            help="Build environments with uv (default when available) or venv + pip.",
+        ),
+        click.option("--pre", is_flag=True, help="Include pre-releases."),
+        click.option("--yanked", is_flag=True, help="Include yanked releases."),
+        click.option(
+            "--retry-failed",
+            is_flag=True,
+            help="Try again installs that failed before (remembered otherwise).",
+        ),
+    ]
+    decorated: Any = wrapper
+    for option in reversed(options):
+        decorated = option(decorated)
+    return cast(F, decorated)
+
+
+def report_options(func: F) -> F:
+    """--junit, --summary and --badge: the report files every result-producing command writes."""
+    options = [
+        click.option(
+            "--junit",
+            "junit_path",
+            type=click.Path(path_type=Path),
+            metavar="FILE",
+            help="Write a JUnit XML report here.",
+        ),
+        click.option(
+            "--summary",
+            "summary_path",
+            type=click.Path(path_type=Path),
+            metavar="FILE",
+            help="Write a Markdown summary here. Default in GitHub Actions: append to $GITHUB_STEP_SUMMARY.",
+        ),
+        click.option(
+            "--badge",
+            "badge_path",
+            type=click.Path(path_type=Path),
+            metavar="FILE",
+            help="Write a status badge: FILE (.svg added if missing) and FILE's stem + .shields.json beside it.",
+        ),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+__all__ = [
+    "CORPUS_OPTION",
+    "Settings",
+    "fail",
+    "handle_errors",
+    "interpreter_options",
+    "jobs_option",
+    "release_options",
+    "report_options",
+    "say",
+    "version_option",
+]

@@ -1,0 +1,100 @@
+"""``mgradcheck envs``: the cached environments that hold real MLX releases."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import click
+
+from mgradcheck.cli.common import handle_errors, release_options, version_option
+from mgradcheck.errors import UsageError
+
+if TYPE_CHECKING:
+    from packaging.version import Version
+
+    from mgradcheck.releases.runs import Settings
+
+
+@click.group()
+def envs() -> None:
+    """The cached environments that hold real MLX releases (one per release, backend and Python)."""
+
+
+@envs.command(name="list")
+@handle_errors
+def envs_list() -> None:
+    """List the cached environments: release, backend, Python, state, directory."""
+    from mgradcheck.releases import envs as environments
+
+    ours, foreign = environments.scan()
+    if not ours:
+        click.echo(f"no environments in {environments.envs_root()}")
+    for env in ours:
+        spec = env.spec
+        where = spec.get("index") or "no index"
+        links = f" + {spec['find_links']}" if spec.get("find_links") else ""
+        line = f"{env.version:<12} {spec.get('backend', '?'):<6} py{spec.get('python', '?'):<6} {env.state.value:<11} {env.path}"
+        click.echo(f"{line}  ({spec.get('installer', '?')}, {where}{links})")
+    for path in foreign:
+        click.echo(f"{'-':<12} {'':<6} {'':<8} {'not ours':<11} {path}  (left alone)")
+
+
+@envs.command(name="releases")
+@handle_errors
+@release_options
+def envs_releases(settings: Settings) -> None:
+    """List the MLX releases installable here, oldest first."""
+    from mgradcheck.releases.index import list_releases
+
+    listing = list_releases(settings.source, settings.target, settings.pre, settings.yanked)
+    if not listing.releases:
+        raise UsageError(listing.empty_reason())
+    for release in listing.releases:
+        click.echo(f"{release.version}{'  (yanked)' if release.yanked else ''}")
+
+
+@envs.command(name="path")
+@handle_errors
+@click.argument("version", callback=version_option)
+@release_options
+@click.option("-q", "--quiet", is_flag=True, help="No progress while installing.")
+def envs_path(version: Version, settings: Settings, quiet: bool) -> None:
+    """Print the virtual environment holding mlx VERSION, installing it first if needed."""
+    from mgradcheck.releases import envs as environments
+    from mgradcheck.releases.index import list_releases
+    from mgradcheck.run.display import choose
+
+    spec = settings.spec(version)
+    progress = choose(quiet)
+    if environments.needs_install(spec, settings.retry_failed):
+        list_releases(settings.source, settings.target, pre=True, yanked=True).require(version)
+        progress.start(f"installing mlx {version}")
+    try:
+        with environments.using(
+            spec,
+            settings.retry_failed,
+            on_wait=lambda: progress.status("waiting for another mgradcheck"),
+        ) as env:
+            click.echo(env.path / "venv")
+    finally:
+        progress.stop()
+
+
+@envs.command(name="prune")
+@handle_errors
+@click.option(
+    "--all",
+    "everything",
+    is_flag=True,
+    help="Remove every environment mgradcheck made, ready ones too.",
+)
+@click.option("--dry-run", is_flag=True, help="Say what would be removed, remove nothing.")
+def envs_prune(everything: bool, dry_run: bool) -> None:
+    """Remove failed and half-built environments (all with --all); never a directory mgradcheck did not make."""
+    from mgradcheck.releases import envs as environments
+
+    removed = environments.prune(everything, dry_run)
+    verb = "would remove" if dry_run else "removed"
+    for env in removed:
+        click.echo(f"{verb} {env.path} ({env.version}, {env.state.value})")
+    click.echo(f"{verb} {len(removed)} environment{'s' if len(removed) != 1 else ''}")

@@ -1,0 +1,215 @@
+"""``mgradcheck bisect`` and ``matrix``: commands over real MLX releases.
+
+Thin: options are parsed and checked here (every version and URL before any
+subprocess starts); the work is :func:`mgradcheck.releases.bisect.bisect_entry`
+and :func:`mgradcheck.releases.matrix.matrix_of`. Heavy imports stay inside
+the commands so that ``mgradcheck --help`` stays quick.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from mgradcheck.cli.common import (
+    CORPUS_OPTION,
+    handle_errors,
+    jobs_option,
+    release_options,
+    say,
+    version_option,
+)
+from mgradcheck.exitcodes import ExitCode
+from mgradcheck.releases.regress import RegressOn
+
+if TYPE_CHECKING:
+    from packaging.version import Version
+
+    from mgradcheck.releases.runs import Settings
+
+
+def _regress_on(ctx: click.Context, param: click.Parameter, value: str) -> RegressOn:
+    return RegressOn.from_label(value)
+
+
+REGRESS_OPTION = click.option(
+    "--regress-on",
+    type=click.Choice([m.label for m in RegressOn]),
+    default=RegressOn.SIGNATURE.label,
+    show_default=True,
+    callback=_regress_on,
+    help="What counts as bad; the values are listed below.",
+)
+MATCH_OPTION = click.option(
+    "--match", "pattern", metavar="REGEX", help="With --regress-on match: the regex."
+)
+
+
+def _pattern(regress_on: RegressOn, pattern: str | None) -> str | None:
+    if pattern is not None:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise click.BadParameter(
+                f"not a regular expression: {exc}", param_hint="--match"
+            ) from None
+        if regress_on is not RegressOn.MATCH:
+            raise click.BadParameter("--match goes with --regress-on match", param_hint="--match")
+    elif regress_on is RegressOn.MATCH:
+        raise click.BadParameter("--regress-on match needs --match REGEX", param_hint="--match")
+    return pattern
+
+
+def corpus_args(corpus_paths: Sequence[Path]) -> list[str]:
+    """Options that make another mgradcheck command see the same corpus."""
+    return [a for p in corpus_paths for a in ("--corpus", str(p))]
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    import json
+
+    from mgradcheck.atomic import write_text
+
+    write_text(path, json.dumps(data, indent=1) + "\n")
+
+
+@click.command(epilog=RegressOn.epilog())
+@handle_errors
+@click.argument("entry_id", metavar="ID")
+@click.option(
+    "--good",
+    callback=version_option,
+    metavar="VERSION",
+    help="A release without the behaviour (default: from the entry).",
+)
+@click.option(
+    "--bad",
+    callback=version_option,
+    metavar="VERSION",
+    help="A release with it (default: from the entry).",
+)
+@REGRESS_OPTION
+@MATCH_OPTION
+@CORPUS_OPTION
+@release_options
+@click.option(
+    "--no-cache", is_flag=True, help="Run every probe again instead of reusing stored results."
+)
+@click.option(
+    "--json", "json_path", type=click.Path(path_type=Path), help="Write the result as JSON here."
+)
+@click.option("-q", "--quiet", is_flag=True, help="No progress display (the report still prints).")
+def bisect(
+    entry_id: str,
+    good: Version | None,
+    bad: Version | None,
+    regress_on: RegressOn,
+    pattern: str | None,
+    corpus_paths: Sequence[Path],
+    settings: Settings,
+    no_cache: bool,
+    json_path: Path | None,
+    quiet: bool,
+) -> None:
+    """Find the MLX release where entry ID changes: its fix, or the break of a regression.
+
+    Both ends are checked first; then releases between them are installed and
+    run, halving the range each time. A release that cannot be installed or
+    judged is skipped around. Results are stored, so no release runs twice for
+    the same entry. By default the direction follows the entry: the fix of a
+    bug with fixed_in, the break of one with introduced_in.
+    """
+    from mgradcheck.releases.bisect import bisect_entry, render
+    from mgradcheck.reports.outputs import check_writable_paths
+    from mgradcheck.run import stages
+    from mgradcheck.run.display import choose, report_console
+
+    pattern = _pattern(regress_on, pattern)
+    (entry,) = stages.select(stages.load_corpus(corpus_paths), [entry_id])
+    check_writable_paths(json_path)
+    settings = dataclasses.replace(settings, use_cached=not no_cache)
+    result = bisect_entry(
+        entry, settings, regress_on, pattern, good, bad, choose(quiet), corpus_args(corpus_paths)
+    )
+    render(result, report_console())
+    if json_path is not None:
+        _write_json(json_path, result.to_json())
+    sys.exit(ExitCode.OK if result.boundary is not None else ExitCode.USAGE)
+
+
+@click.command(epilog=RegressOn.epilog())
+@handle_errors
+@click.argument("ids", nargs=-1)
+@CORPUS_OPTION
+@click.option("--tag", "tags", multiple=True, help="Only entries with this tag (repeatable).")
+@click.option(
+    "--versions",
+    "version_range",
+    metavar="RANGE",
+    help="Only releases in this range, e.g. '>=0.29,<0.32'.",
+)
+@REGRESS_OPTION
+@MATCH_OPTION
+@release_options
+@jobs_option(2, "Releases run")
+@click.option(
+    "--no-cache", is_flag=True, help="Run everything again instead of reusing stored results."
+)
+@click.option(
+    "--json", "json_path", type=click.Path(path_type=Path), help="Write the matrix as JSON here."
+)
+@click.option(
+    "--markdown",
+    "markdown_path",
+    type=click.Path(path_type=Path),
+    help="Write the matrix as Markdown here ('-': print it instead of the table).",
+)
+@click.option("-q", "--quiet", is_flag=True, help="No progress display (the table still prints).")
+def matrix(
+    ids: Sequence[str],
+    corpus_paths: Sequence[Path],
+    tags: Sequence[str],
+    version_range: str | None,
+    regress_on: RegressOn,
+    pattern: str | None,
+    settings: Settings,
+    jobs: int,
+    no_cache: bool,
+    json_path: Path | None,
+    markdown_path: Path | None,
+    quiet: bool,
+) -> None:
+    """Run entries (all, or IDS) on every installable MLX release and show where each one flips."""
+    from mgradcheck.releases.index import parse_range
+    from mgradcheck.releases.matrix import matrix_of, render_markdown, render_table
+    from mgradcheck.reports.outputs import check_writable_paths
+    from mgradcheck.run import stages
+    from mgradcheck.run.display import choose, report_console
+
+    pattern = _pattern(regress_on, pattern)
+    if version_range:
+        parse_range(version_range)  # a bad range is bad usage, said before anything runs
+    entries = stages.select(stages.load_corpus(corpus_paths), ids, tags)
+    to_stdout = markdown_path == Path("-")
+    check_writable_paths(json_path, None if to_stdout else markdown_path)
+    settings = dataclasses.replace(settings, use_cached=not no_cache)
+    result = matrix_of(entries, settings, version_range, regress_on, pattern, jobs, choose(quiet))
+    if json_path is not None:
+        _write_json(json_path, result.to_json())
+    if to_stdout:
+        click.echo(render_markdown(result), nl=False)
+    else:
+        render_table(result, report_console(width=200))
+    if markdown_path is not None and not to_stdout:
+        from mgradcheck.atomic import write_text
+
+        write_text(markdown_path, render_markdown(result))
+    if result.interrupted:
+        say("interrupted; the table holds what finished")
+        sys.exit(ExitCode.for_signal(result.signum))

@@ -1,0 +1,133 @@
+"""``mgradcheck run``: the corpus, each entry in its own child, judged and reported."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from mgradcheck.cli.common import (
+    CORPUS_OPTION,
+    handle_errors,
+    interpreter_options,
+    jobs_option,
+    release_options,
+    report_options,
+    say,
+)
+
+if TYPE_CHECKING:
+    from packaging.version import Version
+
+    from mgradcheck.corpus.shard import Shard
+    from mgradcheck.releases.runs import Settings
+
+
+def _shard(ctx: click.Context, param: click.Parameter, value: str | None) -> Shard | None:
+    """Parse ``--shard K/N``, or say what is wrong."""
+    if value is None:
+        return None
+    from mgradcheck.corpus.shard import Shard
+
+    try:
+        return Shard.parse(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+@click.command()
+@handle_errors
+@click.argument("ids", nargs=-1)
+@CORPUS_OPTION
+@click.option(
+    "--tag", "tags", multiple=True, help="Only entries with this tag (repeatable: all must match)."
+)
+@jobs_option(1, "Entries run")
+@click.option(
+    "--timeout",
+    type=click.FloatRange(0.1, 86400),
+    help="Seconds per run, overriding each entry's own.",
+)
+@click.option(
+    "--repeat", type=click.IntRange(1, 10_000), help="Runs per entry, overriding each entry's own."
+)
+@interpreter_options("Run")
+@release_options
+@click.option("--max-memory", type=click.IntRange(1), help="Address-space limit per child, in MiB.")
+@click.option(
+    "--json", "json_path", type=click.Path(path_type=Path), help="Write the JSON report here."
+)
+@report_options
+@click.option(
+    "--shard",
+    callback=_shard,
+    metavar="K/N",
+    help="Run only shard K of N (from 1): the same split in every job, balanced by runs.",
+)
+@click.option(
+    "-q", "--quiet", is_flag=True, help="No progress display (the table and summary still print)."
+)
+def run(
+    ids: Sequence[str],
+    corpus_paths: Sequence[Path],
+    tags: Sequence[str],
+    jobs: int,
+    timeout: float | None,
+    repeat: int | None,
+    python: Path | None,
+    mlx_version: Version | None,
+    settings: Settings,
+    max_memory: int | None,
+    json_path: Path | None,
+    junit_path: Path | None,
+    summary_path: Path | None,
+    badge_path: Path | None,
+    shard: Shard | None,
+    quiet: bool,
+) -> None:
+    """Run corpus entries (all, or those named by IDS) and judge each against its expectation."""
+    from mgradcheck.errors import Interrupted
+    from mgradcheck.paths import last_report
+    from mgradcheck.releases.runs import open_target
+    from mgradcheck.reports import json_report, table
+    from mgradcheck.reports.incremental import SnapshotWriter
+    from mgradcheck.reports.outputs import report_outputs, write
+    from mgradcheck.run import stages
+    from mgradcheck.run.display import choose, report_console
+    from mgradcheck.run.runner import RunOptions
+
+    entries = stages.select(stages.load_corpus(corpus_paths), ids, tags)
+    if shard is not None:
+        from mgradcheck.corpus.shard import select as shard_select
+
+        entries = shard_select(entries, shard, repeat)
+    outputs = report_outputs(json_path, junit_path, summary_path, badge_path)
+    outputs.check()
+    meta = {"shard": str(shard)} if shard is not None else {}
+    options = RunOptions(
+        jobs=jobs,
+        timeout=timeout,
+        repeat=repeat,
+        memory_limit=max_memory * 1024 * 1024 if max_memory else None,
+    )
+    progress = choose(quiet)
+    try:
+        command, env = open_target(python, mlx_version, settings, progress)
+    except (Interrupted, KeyboardInterrupt) as exc:
+        # While installing or probing: nothing ran, so no report is written (an old one stays).
+        stopped = exc if isinstance(exc, Interrupted) else Interrupted(2)
+        say(f"interrupted by {stopped} before any entry ran")
+        sys.exit(stopped.exit_code)
+    snapshots = None
+    if outputs.paths():
+        snapshots = SnapshotWriter(outputs, lambda message: say(f"warning: {message}"))
+    report, interrupted = stages.execute(entries, command, env, options, progress, meta, snapshots)
+    json_report.write(report, last_report())
+    write(report, outputs)
+    table.render(report, report_console())
+    if interrupted is not None:
+        say(f"interrupted by {interrupted}; the report holds what finished")
+    sys.exit(stages.exit_code(report, interrupted))

@@ -1,0 +1,155 @@
+"""``mgradcheck sweep``: gradcheck the catalogue of MLX operations and emit what it finds."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from mgradcheck.cli.common import (
+    handle_errors,
+    interpreter_options,
+    jobs_option,
+    release_options,
+    say,
+)
+from mgradcheck.errors import UsageError
+from mgradcheck.exitcodes import ExitCode
+
+if TYPE_CHECKING:
+    from packaging.version import Version
+
+    from mgradcheck.releases.runs import Settings
+
+
+def _dtypes(ctx: click.Context, param: click.Parameter, value: Sequence[str]) -> tuple[str, ...]:
+    from mgradcheck.child.gradcheck_spec import FLOATS
+    from mgradcheck.sweep.catalogue import DTYPES
+
+    names = tuple(d.strip() for item in value for d in item.split(",") if d.strip())
+    for name in names:
+        if name not in FLOATS:
+            raise click.BadParameter(f"{name!r} is not one of {', '.join(FLOATS)}")
+    return names or DTYPES
+
+
+@click.command()
+@handle_errors
+@click.option(
+    "--ops",
+    "patterns",
+    multiple=True,
+    metavar="PATTERN",
+    help="Only cases whose id, op or family matches this shell pattern (repeatable), e.g. 'arctan2*'.",
+)
+@click.option(
+    "--dtypes",
+    multiple=True,
+    callback=_dtypes,
+    metavar="D[,D...]",
+    help="Floating dtypes to sweep. Default: float32,float16,bfloat16.",
+)
+@click.option(
+    "--budget",
+    type=click.FloatRange(1),
+    default=1800,
+    show_default=True,
+    help="Seconds for the whole sweep; cases left when three quarters are spent are not run.",
+)
+@interpreter_options("Sweep")
+@release_options
+@click.option(
+    "--emit",
+    "emit_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Write each finding as a corpus entry here, then run it to confirm it reproduces.",
+)
+@click.option(
+    "--json",
+    "json_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the JSON report here.",
+)
+@jobs_option(2, "Children")
+@click.option(
+    "--points",
+    type=click.IntRange(1, 20),
+    default=2,
+    show_default=True,
+    help="Random points per case.",
+)
+@click.option(
+    "--seed", type=click.IntRange(0), default=0, show_default=True, help="Seed of every draw."
+)
+@click.option("--compile-dtypes", default="float32", show_default=True, metavar="D[,D...]",
+              help="Dtypes whose cases also compare eager with mx.compile (each graph costs a C++ build "
+              "the first time on the CPU); 'none' for none.")  # fmt: skip
+@click.option(
+    "--no-shrink", is_flag=True, help="Emit each finding's simplest failing case as found."
+)
+@click.option(
+    "--list", "list_only", is_flag=True, help="List the selected catalogue cases and exit."
+)
+@click.option("-q", "--quiet", is_flag=True, help="No progress display.")
+def sweep(
+    patterns: tuple[str, ...],
+    dtypes: tuple[str, ...],
+    budget: float,
+    python: Path | None,
+    mlx_version: Version | None,
+    settings: Settings,
+    emit_dir: Path | None,
+    json_path: Path | None,
+    jobs: int,
+    points: int,
+    seed: int,
+    compile_dtypes: str,
+    no_shrink: bool,
+    list_only: bool,
+    quiet: bool,
+) -> None:
+    """Gradcheck every operation of the catalogue, each case in a child, and report what disagrees.
+
+    \b
+    A wrong answer (two ways of computing one derivative disagree), a crash
+    or a hang is a finding; findings are grouped by operation and kind,
+    shrunk, and with --emit written as corpus entries and re-run to confirm.
+    "Not implemented" errors are listed as unsupported, apart from findings.
+    Exit status: 0 no finding, 1 findings, 2 bad usage.
+    """
+    from mgradcheck.releases.runs import open_target
+    from mgradcheck.reports.outputs import check_writable_paths
+    from mgradcheck.run.display import choose
+    from mgradcheck.sweep import report as sweep_report
+    from mgradcheck.sweep.run import SweepOptions, plan
+    from mgradcheck.sweep.run import sweep as run_sweep
+
+    options = SweepOptions(
+        patterns=patterns, dtypes=dtypes, budget=budget, jobs=jobs, points=points, seed=seed,
+        compile_dtypes=tuple(d for d in compile_dtypes.split(",") if d and d != "none"),
+        shrink=not no_shrink, emit=emit_dir,
+    )  # fmt: skip
+    cases, tasks = plan(options)
+    if not cases:
+        raise UsageError(
+            f"no catalogue case matches {', '.join(patterns)}; see 'mgradcheck sweep --list'"
+        )
+    if list_only:
+        for case in cases:
+            click.echo(f"{case.id:<28} {case.op:<18} {case.family:<13} {case.fn}")
+        click.echo(f"{len(cases)} cases, {len(tasks)} runs over {', '.join(dtypes)}")
+        return
+    check_writable_paths(json_path)
+    progress = choose(quiet)
+    command, env = open_target(python, mlx_version, settings, progress)
+    report = run_sweep(command, env, options, progress)
+    if json_path is not None:
+        sweep_report.write_json(report, json_path)
+    click.echo(sweep_report.render(report))
+    if report.interrupted is not None:
+        say(f"interrupted by {report.interrupted}; the report holds what finished")
+        sys.exit(report.interrupted.exit_code)
+    sys.exit(ExitCode.UNEXPECTED if report.findings else ExitCode.OK)

@@ -1,0 +1,1 @@
+"""Corpus files: reading, validating and selecting entries."""

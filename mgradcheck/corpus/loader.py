@@ -1,0 +1,274 @@
+"""Load and validate corpus files into :class:`~mgradcheck.corpus.entry.Entry` objects.
+
+Validation is complete, not first-error-wins: every problem in every file is
+collected and reported on its own line naming file, line and field. Loading
+never executes anything from the corpus.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+from mgradcheck.corpus import yamlsource
+from mgradcheck.corpus.entry import BACKENDS, Bug, Entry, Evidence, FoundBy, Requirements, Upstream
+from mgradcheck.corpus.fields import Checker, Key
+from mgradcheck.corpus.gradcheck_block import check_gradcheck
+from mgradcheck.corpus.yamlsource import Document, SourceError
+from mgradcheck.errors import CorpusError
+from mgradcheck.outcomes import Outcome
+
+ID_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+TOP_KEYS = {
+    "id", "title", "summary", "upstream", "origin", "tags", "bug", "requires",
+    "timeout", "repeat", "code", "gradcheck", "evidence", "notes", "found_by",
+}  # fmt: skip
+REQUIRED = ("id", "title", "summary", "bug")  # and upstream, unless found_by says it is unreported
+UPSTREAM_KEYS = {"report", "fix", "related"}
+BUG_KEYS = {"outcome", "match", "affects", "fixed_in", "introduced_in", "reported_on"}
+REQUIRES_KEYS = {"backends", "mlx", "float64"}
+EVIDENCE_KEYS = {"mlx", "backend", "outcome", "note"}
+FOUND_BY_KEYS = {"tool", "mlx", "backend", "date", "case"}
+
+
+def _upstream(c: Checker, unreported: bool) -> Upstream:
+    """The upstream links; ``report`` may be missing only for a bug found here (``found_by``)."""
+    if "upstream" not in c.doc.data:
+        if not unreported:
+            c.error((), "missing required key 'upstream' (or 'found_by' for an unreported bug)")
+        return Upstream(None)
+    data = c.mapping(("upstream",), UPSTREAM_KEYS, required=() if unreported else ("report",))
+    for name in ("report", "fix"):
+        if name in data and c.text(("upstream", name), data[name], optional=True):
+            _check_url(c, ("upstream", name), data[name])
+    related = c.strings(("upstream", "related"), data.get("related", []))
+    for i, url in enumerate(related):
+        _check_url(c, ("upstream", "related", i), url)
+    return Upstream(report=data.get("report"), fix=data.get("fix"), related=related)
+
+
+def _found_by(c: Checker) -> FoundBy | None:
+    """Who found a bug that has no upstream report yet: tool, release and date."""
+    if "found_by" not in c.doc.data:
+        return None
+    key: Key = ("found_by",)
+    data = c.mapping(key, FOUND_BY_KEYS, required=("tool", "mlx", "date"))
+    tool = c.text((*key, "tool"), data.get("tool", "x")) or ""
+    version = c.version((*key, "mlx"), data.get("mlx"))
+    when = data.get("date")
+    if isinstance(when, str):
+        try:
+            _dt.date.fromisoformat(when)
+        except ValueError:
+            c.error((*key, "date"), f"{when!r} is not a date (YYYY-MM-DD)")
+    elif "date" in data:
+        c.typed((*key, "date"), when, str, "a date (YYYY-MM-DD)")
+    backend = data.get("backend")
+    if backend is not None and backend not in BACKENDS:
+        c.error((*key, "backend"), f"{backend!r} is not one of {', '.join(BACKENDS)}")
+    case = c.text((*key, "case"), data.get("case"), optional=True)
+    return FoundBy(tool, str(version or ""), str(when or ""), backend, case)
+
+
+def _check_url(c: Checker, key: Key, value: str) -> None:
+    if not re.match(r"^https://\S+$", value):
+        c.error(key, f"{value!r} is not an https:// link")
+
+
+def _bug(c: Checker) -> Bug:
+    data = c.mapping(("bug",), BUG_KEYS, required=("outcome",))
+    names = [o.label for o in Outcome.bug_outcomes()]
+    value = data.get("outcome", "fail")
+    labels = c.strings(("bug", "outcome"), [value] if isinstance(value, str) else value, names)
+    outcomes = tuple(Outcome.from_label(label) for label in labels) or (Outcome.FAIL,)
+    match = c.text(("bug", "match"), data.get("match"), optional=True)
+    if match is not None:
+        try:
+            re.compile(match)
+        except re.error as exc:
+            c.error(("bug", "match"), f"invalid regex: {exc}")
+            match = None
+    affects = c.strings(("bug", "affects"), data.get("affects", list(BACKENDS)), BACKENDS)
+    reported = c.strings(("bug", "reported_on"), data.get("reported_on", []), BACKENDS)
+    fixed = c.per_backend(("bug", "fixed_in"), data.get("fixed_in"))
+    introduced = c.per_backend(("bug", "introduced_in"), data.get("introduced_in"))
+    for backend in BACKENDS:
+        start, end = introduced.get(backend), fixed.get(backend)
+        if start is not None and end is not None and start >= end:
+            c.error(
+                ("bug", "fixed_in"), f"{backend}: fixed_in {end} is not after introduced_in {start}"
+            )
+    return Bug(outcomes, match, affects, fixed, introduced, reported)
+
+
+def _requires(c: Checker) -> Requirements:
+    if "requires" not in c.doc.data:
+        return Requirements()
+    data = c.mapping(("requires",), REQUIRES_KEYS)
+    backends = None
+    if "backends" in data:
+        backends = c.strings(("requires", "backends"), data["backends"], BACKENDS)
+    spec = None
+    if "mlx" in data and c.typed(("requires", "mlx"), data["mlx"], str, "a version specifier"):
+        try:
+            spec = SpecifierSet(data["mlx"])
+        except InvalidSpecifier:
+            c.error(("requires", "mlx"), f"{data['mlx']!r} is not a valid version specifier")
+    float64 = data.get("float64", False)
+    c.typed(("requires", "float64"), float64, bool, "true or false")
+    return Requirements(backends, spec, bool(float64))
+
+
+def _evidence(c: Checker) -> tuple[Evidence, ...]:
+    value = c.doc.data.get("evidence", [])
+    if not c.typed(("evidence",), value, list, "a list"):
+        return ()
+    out = []
+    labels = [o.label for o in Outcome if o is not Outcome.NOT_RUN]
+    for i in range(len(value)):
+        key: Key = ("evidence", i)
+        item = c.mapping(key, EVIDENCE_KEYS, required=("mlx", "backend", "outcome"))
+        if not item:
+            continue
+        c.version((*key, "mlx"), item.get("mlx"))
+        if item.get("backend") not in BACKENDS:
+            c.error(
+                (*key, "backend"), f"{item.get('backend')!r} is not one of {', '.join(BACKENDS)}"
+            )
+        if item.get("outcome") not in labels:
+            c.error((*key, "outcome"), f"{item.get('outcome')!r} is not one of {', '.join(labels)}")
+        note = c.text((*key, "note"), item.get("note", ""), optional=True) if "note" in item else ""
+        out.append(
+            Evidence(
+                str(item.get("mlx")), str(item.get("backend")), str(item.get("outcome")), note or ""
+            )
+        )
+    return tuple(out)
+
+
+def _number(c: Checker, key: str, default: float, *, integer: bool, low: float, high: float) -> Any:
+    value = c.doc.data.get(key, default)
+    kind: tuple[type, ...] = (int,) if integer else (int, float)
+    if not c.typed((key,), value, kind, "a whole number" if integer else "a number"):
+        return default
+    if not low <= value <= high:
+        c.error((key,), f"{value} is outside {low:g}..{high:g}")
+        return default
+    return value
+
+
+def check_document(doc: Document, problems: list[SourceError]) -> Entry | None:
+    """Validate one parsed file; append its problems; return the entry if it had none."""
+    c = Checker(doc, problems)
+    before = len(problems)
+    data = c.mapping((), TOP_KEYS, required=REQUIRED)
+    if not data and not isinstance(doc.data, dict):
+        return None
+    entry_id = c.text(("id",), data.get("id", "x")) or ""
+    if entry_id and not ID_RE.match(entry_id):
+        c.error(
+            ("id",), f"{entry_id!r} is not kebab-case (lowercase letters, digits, single dashes)"
+        )
+    title = c.text(("title",), data.get("title", "x")) or ""
+    if "\n" in title.strip():
+        c.error(("title",), "must be one line")
+    summary = c.text(("summary",), data.get("summary", "x")) or ""
+    found_by = _found_by(c)
+    upstream = _upstream(c, unreported=found_by is not None)
+    bug = _bug(c) if "bug" in data else Bug((Outcome.FAIL,))
+    origin = c.text(("origin",), data.get("origin"), optional=True)
+    tags = c.strings(("tags",), data.get("tags", []))
+    requires = _requires(c)
+    timeout = _number(c, "timeout", 60.0, integer=False, low=0.1, high=86400)
+    repeat = _number(c, "repeat", 1, integer=True, low=1, high=10_000)
+    code = c.text(("code",), data.get("code"), optional=True)
+    gradcheck = None
+    if "gradcheck" in data:
+        gradcheck = check_gradcheck(c)
+    if (code is None) == (gradcheck is None):
+        c.error((), "needs exactly one of 'code' or 'gradcheck'")
+    if code is not None:
+        try:
+            compile(code, doc.path, "exec", dont_inherit=True)
+        except SyntaxError as exc:
+            line = doc.line(("code",)) + (1 if ("code",) in doc.block_scalars else 0)
+            problems.append(
+                SourceError(
+                    doc.path, line + (exc.lineno or 1) - 1, "code", f"syntax error: {exc.msg}"
+                )
+            )
+    evidence = _evidence(c)
+    notes = c.text(("notes",), data.get("notes"), optional=True) or ""
+    if len(problems) > before:
+        return None
+    code_line = doc.line(("code",)) + (1 if ("code",) in doc.block_scalars else 0)
+    return Entry(
+        id=entry_id, title=title.strip(), summary=summary.strip(), upstream=upstream, bug=bug,
+        path=doc.path, line=doc.line(("id",)), origin=origin, tags=tags, requires=requires,
+        timeout=float(timeout), repeat=int(repeat), code=code, code_line=code_line,
+        gradcheck=gradcheck, evidence=evidence, notes=notes.strip(), found_by=found_by,
+    )  # fmt: skip
+
+
+def corpus_files(paths: Sequence[Path]) -> list[Path]:
+    """Expand directories into their ``*.yaml``/``*.yml`` files, sorted; keep files as given."""
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            files.extend(
+                sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file())
+            )
+        else:
+            files.append(path)
+    return files
+
+
+def load(paths: Sequence[Path], display: Callable[[Path], str] = str) -> list[Entry]:
+    """Load every entry under ``paths``; raise :class:`CorpusError` listing every problem."""
+    problems: list[SourceError] = []
+    entries: list[Entry] = []
+    files = corpus_files(paths)
+    if not files:
+        raise CorpusError(
+            [SourceError(", ".join(map(str, paths)), 0, "", "no corpus files (*.yaml) found")]
+        )
+    seen: dict[str, Entry] = {}
+    for file in files:
+        try:
+            doc = yamlsource.read(file, display(file))
+        except SourceError as exc:
+            problems.append(exc)
+            continue
+        entry = check_document(doc, problems)
+        if entry is None:
+            continue
+        if entry.id in seen:
+            first = seen[entry.id]
+            problems.append(
+                SourceError(
+                    entry.path,
+                    entry.line,
+                    "id",
+                    f"duplicate id {entry.id!r} (first at {first.path}:{first.line})",
+                )
+            )
+            continue
+        seen[entry.id] = entry
+        entries.append(entry)
+    if problems:
+        raise CorpusError(problems)
+    return entries
+
+
+def bundled_corpus() -> Path:
+    """The corpus shipped with mgradcheck: the repo's ``corpus/`` or the wheel's copy."""
+    here = Path(__file__).resolve().parent.parent  # the package
+    for candidate in (here / "bundled_corpus", here.parent / "corpus"):
+        if candidate.is_dir():
+            return candidate
+    return here / "bundled_corpus"

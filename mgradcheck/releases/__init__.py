@@ -1,0 +1,1 @@
+"""Real MLX releases: the package index, cached environments, stored results, bisect and matrix."""

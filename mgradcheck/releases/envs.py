@@ -1,0 +1,425 @@
+"""Cached virtual environments, one per MLX release, backend and Python.
+
+Each lives in ``cache_root()/envs/<name>/``::
+
+    mgradcheck-env.json   ours, written before anything else: prune deletes only such directories
+    venv/                 the environment
+    kernels/              the release's TMPDIR, so its compiled CPU kernels are its own and stay warm
+    install.log           the installer's output
+    failed.json           a failed install, remembered with its log tail until --retry-failed
+    complete.json         written last: an environment without it is half-built and is rebuilt
+
+The name holds the version, backend and Python, and a hash of everything else
+that shapes the environment (index, wheel directory, installer, interpreter,
+packages). One lock file per environment (``envs/.locks/<name>.lock``, never
+deleted) serialises building and removing it: held exclusively while building,
+shared while in use, so two commands sharing the cache never corrupt it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import fcntl
+import hashlib
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from packaging.version import Version
+
+from mgradcheck.atomic import write_text
+from mgradcheck.clock import now
+from mgradcheck.errors import EnvironmentFailure
+from mgradcheck.paths import cache_root, safe_name
+from mgradcheck.releases.index import Source, Target
+
+FORMAT = 1
+SCHEMA = "mgradcheck-env"
+MARKER = "mgradcheck-env.json"
+COMPLETE = "complete.json"
+FAILED = "failed.json"
+LOG = "install.log"
+INSTALL_TIMEOUT = 1800.0
+LOG_TAIL = 3000
+# Variables we resolve ourselves (index.Source) and pass as flags instead.
+RESOLVED_VARIABLES = (
+    "UV_DEFAULT_INDEX",
+    "UV_INDEX_URL",
+    "PIP_INDEX_URL",
+    "UV_NO_INDEX",
+    "PIP_NO_INDEX",
+)
+# A failure that looks like the network's is not remembered: it may work next time.
+TRANSIENT = re.compile(
+    r"(?i)connect|timed? ?out|dns|network|temporar|unreachable|reset by peer|SSL"
+)
+
+
+class Installer(enum.Enum):
+    UV = "uv"
+    PIP = "pip"
+
+
+def find_uv() -> str | None:
+    """The uv binary of the ``uv`` package (a dependency), else one on PATH."""
+    try:
+        import uv
+
+        return str(uv.find_uv_bin())
+    except (ImportError, FileNotFoundError):
+        return shutil.which("uv")
+
+
+def default_installer() -> Installer:
+    return Installer.UV if find_uv() else Installer.PIP
+
+
+class EnvError(EnvironmentFailure):
+    """An environment could not be made or used."""
+
+
+class InstallFailed(EnvError):
+    def __init__(self, version: Version, tail: str, remembered: bool) -> None:
+        self.version = version
+        self.tail = tail
+        self.remembered = remembered
+        again = " (remembered; --retry-failed tries again)" if remembered else ""
+        super().__init__(f"installing mlx {version} failed: {cause(tail)}{again}")
+
+
+def cause(log: str) -> str:
+    """The line of an installer's log that says why it failed (uv: 'Because ...'; pip: 'ERROR: ...')."""
+    lines = [
+        line.strip(" \u00d7\u2570\u2500\u25b6\u2502") for line in log.splitlines()
+    ]  # uv's box drawing
+    lines = [line for line in lines if line]
+    found = next((line for line in lines if line.startswith(("Because", "ERROR:", "error:"))), None)
+    text = found or (lines[-1] if lines else "no output")
+    return text if len(text) <= 240 else text[:239] + "…"
+
+
+@dataclass(frozen=True)
+class EnvSpec:
+    """Everything that shapes one environment."""
+
+    version: Version
+    target: Target
+    source: Source
+    installer: Installer
+    packages: tuple[str, ...] = ("numpy",)
+
+    def requirements(self) -> list[str]:
+        return [self.target.requirement(self.version), *self.packages]
+
+    def key(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT,
+            "mlx": str(self.version),
+            "backend": self.target.backend,
+            "python": self.target.python,
+            "interpreter": self.target.interpreter,
+            "installer": self.installer.value,
+            "packages": list(self.packages),
+            **self.source.key(),
+        }
+
+    @property
+    def digest(self) -> str:
+        return hashlib.sha256(json.dumps(self.key(), sort_keys=True).encode()).hexdigest()[:10]
+
+    @property
+    def name(self) -> str:
+        return safe_name(
+            f"mlx-{self.version}-{self.target.backend}-py{self.target.python}-{self.digest}"
+        )
+
+    def commands(self, venv: Path, uv: str | None) -> list[list[str]]:
+        """The argv lists that build the environment (no shell anywhere)."""
+        python = str(venv / "bin" / "python")
+        install = [*self.source.installer_args(), *self.requirements()]
+        if self.installer is Installer.UV:
+            if uv is None:
+                raise EnvError("uv is not available; use --installer pip")
+            return [
+                [uv, "venv", "--quiet", "--python", self.target.interpreter, str(venv)],
+                [uv, "pip", "install", "--python", python, *install],
+            ]
+        return [
+            [self.target.interpreter, "-m", "venv", str(venv)],
+            [python, "-m", "pip", "install", "--disable-pip-version-check", "--no-input", *install],
+        ]
+
+
+def envs_root() -> Path:
+    root = cache_root() / "envs"
+    (root / ".locks").mkdir(parents=True, exist_ok=True)
+    return root
+
+
+class Lock:
+    """An flock on one environment's lock file; exclusive to build or remove, shared to use."""
+
+    def __init__(self, name: str) -> None:
+        self.path = envs_root() / ".locks" / f"{name}.lock"
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+
+    def acquire(self, exclusive: bool, on_wait: Callable[[], None] | None = None) -> None:
+        mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
+        try:
+            fcntl.flock(self.fd, mode | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if on_wait is not None:
+                on_wait()
+            fcntl.flock(self.fd, mode)
+
+    def try_acquire(self) -> bool:
+        try:
+            fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        return True
+
+    def close(self) -> None:
+        os.close(self.fd)  # releases the lock
+
+
+@dataclass(frozen=True)
+class ReleaseEnv:
+    """A built environment, ready to run entries in."""
+
+    spec: EnvSpec
+    path: Path
+    reused: bool
+    seconds: float = 0.0
+
+    @property
+    def python(self) -> str:
+        return str(self.path / "venv" / "bin" / "python")
+
+    @property
+    def kernels(self) -> Path:
+        return self.path / "kernels"
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and data.get("schema") == SCHEMA else None
+
+
+def is_ready(path: Path, digest: str | None = None) -> bool:
+    """Complete, built for this spec, and its interpreter still there (its base Python may be gone)."""
+    done = _read_json(path / COMPLETE)
+    if done is None or (digest is not None and done.get("digest") != digest):
+        return False
+    return os.path.exists(path / "venv" / "bin" / "python")
+
+
+def needs_install(spec: EnvSpec, retry_failed: bool = False) -> bool:
+    """Whether :func:`using` would run the installer (a remembered failure is not retried)."""
+    path = envs_root() / spec.name
+    return not is_ready(path, spec.digest) and (retry_failed or not (path / FAILED).exists())
+
+
+def _run_logged(
+    argv: Sequence[str], log: Path, cwd: Path, timeout: float, cancel: threading.Event | None
+) -> int:
+    env = {
+        k: v for k, v in os.environ.items() if k not in RESOLVED_VARIABLES and k != "VIRTUAL_ENV"
+    }
+    with log.open("ab") as out:
+        out.write(f"$ {' '.join(argv)}\n".encode())
+        out.flush()
+        process = subprocess.Popen(
+            list(argv),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=cwd,
+            env=env,
+            # Its own group, so that stopping it (Ctrl-C, SIGTERM, --timeout) takes the
+            # processes it started with it, and a terminal's Ctrl-C reaches only us.
+            start_new_session=True,
+        )
+        deadline = time.monotonic() + timeout
+        try:
+            while True:
+                try:
+                    return process.wait(timeout=0.5)
+                except subprocess.TimeoutExpired:
+                    if (cancel is not None and cancel.is_set()) or time.monotonic() > deadline:
+                        out.write(b"\n[mgradcheck: stopped the installer]\n")
+                        return -1
+        finally:
+            # Also after a normal exit: nothing the installer left running in its group outlives it.
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
+def _tail(path: Path) -> str:
+    try:
+        return path.read_bytes()[-LOG_TAIL:].decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def _installed_version(python: str) -> str | None:
+    """The mlx the environment reports, read from its metadata (no MLX import, so it is quick)."""
+    code = "import importlib.metadata as m; print(m.version('mlx'))"
+    try:
+        done = subprocess.run(
+            [python, "-c", code], capture_output=True, text=True, timeout=60, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout.strip() or None
+
+
+def _build(spec: EnvSpec, path: Path, cancel: threading.Event | None) -> float:
+    """Build into ``path`` (our marker already written); return seconds taken, or raise InstallFailed."""
+    started = time.monotonic()
+    log = path / LOG
+    log.unlink(missing_ok=True)
+    # A half-built environment from an earlier attempt that was killed.
+    shutil.rmtree(path / "venv", ignore_errors=True)
+    for argv in spec.commands(path / "venv", find_uv()):
+        code = _run_logged(argv, log, path, INSTALL_TIMEOUT, cancel)
+        if code != 0:
+            tail = _tail(log)
+            remembered = code > 0 and not TRANSIENT.search(tail)
+            if remembered:
+                failure = {"schema": SCHEMA, "mlx": str(spec.version), "returncode": code, "when": now(),
+                           "command": argv, "log_tail": tail}  # fmt: skip
+                write_text(path / FAILED, json.dumps(failure, indent=1))
+            raise InstallFailed(spec.version, tail, remembered)
+    found = _installed_version(str(path / "venv" / "bin" / "python"))
+    if found is None or Version(found) != spec.version:
+        raise InstallFailed(
+            spec.version, f"the environment holds mlx {found}, not {spec.version}", False
+        )
+    return time.monotonic() - started
+
+
+@contextlib.contextmanager
+def using(
+    spec: EnvSpec,
+    retry_failed: bool = False,
+    on_wait: Callable[[], None] | None = None,
+    cancel: threading.Event | None = None,
+) -> Iterator[ReleaseEnv]:
+    """The environment for ``spec``, built first if needed, held (shared lock) while in use."""
+    path = envs_root() / spec.name
+    lock = Lock(spec.name)
+    try:
+        while True:
+            lock.acquire(exclusive=True, on_wait=on_wait)
+            reused = is_ready(path, spec.digest)
+            seconds = 0.0
+            if not reused:
+                failed = _read_json(path / FAILED)
+                if failed is not None and not retry_failed:
+                    raise InstallFailed(
+                        spec.version, str(failed.get("log_tail", "")), remembered=True
+                    )
+                path.mkdir(parents=True, exist_ok=True)
+                (path / FAILED).unlink(missing_ok=True)
+                (path / COMPLETE).unlink(missing_ok=True)
+                marker = {
+                    "schema": SCHEMA,
+                    "name": spec.name,
+                    "digest": spec.digest,
+                    "spec": spec.key(),
+                    "created": now(),
+                }
+                write_text(path / MARKER, json.dumps(marker, indent=1))
+                seconds = _build(spec, path, cancel)
+                (path / "kernels").mkdir(exist_ok=True)
+                write_text(
+                    path / COMPLETE,
+                    json.dumps({**marker, "seconds": round(seconds, 2), "completed": now()}),
+                )
+            # Let others use it too, but not remove it. flock(2) drops the exclusive lock
+            # before taking the shared one, so a prune can remove it in between: build again.
+            lock.acquire(exclusive=False)
+            if is_ready(path, spec.digest):
+                break
+        yield ReleaseEnv(spec, path, reused, seconds)
+    finally:
+        lock.close()
+
+
+class State(enum.Enum):
+    READY = "ready"
+    FAILED = "failed"
+    INCOMPLETE = "incomplete"
+    IN_USE = "in use"
+
+
+@dataclass(frozen=True)
+class CachedEnv:
+    path: Path
+    state: State
+    spec: dict[str, Any]
+
+    @property
+    def version(self) -> str:
+        return str(self.spec.get("mlx", "?"))
+
+
+def _state(path: Path) -> State:
+    lock = Lock(path.name)
+    try:
+        if not lock.try_acquire():
+            return State.IN_USE
+    finally:
+        lock.close()
+    if is_ready(path):
+        return State.READY
+    return State.FAILED if (path / FAILED).exists() else State.INCOMPLETE
+
+
+def scan() -> tuple[list[CachedEnv], list[Path]]:
+    """Our environments, and the directories under envs/ that are not ours (left alone)."""
+    ours, foreign = [], []
+    for path in sorted(envs_root().iterdir()):
+        if not path.is_dir() or path.name == ".locks":
+            continue
+        marker = _read_json(path / MARKER)
+        if marker is None:
+            foreign.append(path)
+            continue
+        ours.append(CachedEnv(path, _state(path), dict(marker.get("spec", {}))))
+    return ours, foreign
+
+
+def prune(everything: bool = False, dry_run: bool = False) -> list[CachedEnv]:
+    """Remove our failed and half-built environments (all of ours with ``everything``)."""
+    removed = []
+    for env in scan()[0]:
+        if env.state is State.READY and not everything:
+            continue
+        lock = Lock(env.path.name)
+        try:
+            if not lock.try_acquire():
+                continue  # being built or used right now
+            if _read_json(env.path / MARKER) is None:
+                continue
+            if not dry_run:
+                shutil.rmtree(env.path)
+            removed.append(env)
+        finally:
+            lock.close()
+    return removed

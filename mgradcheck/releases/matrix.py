@@ -1,0 +1,323 @@
+"""``mgradcheck matrix``: every entry on every release, and where each one flips.
+
+Releases run in parallel, each in its cached environment, through the same
+results store as ``bisect``, so a matrix after a bisect (or a second matrix)
+runs only what is new. The result renders as a terminal table, Markdown (for
+release notes and CI summaries) and JSON.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from packaging.version import Version
+
+from mgradcheck.corpus.entry import Entry
+from mgradcheck.errors import Interrupted, UsageError
+from mgradcheck.outcomes import Outcome
+from mgradcheck.releases.bisect import COMPARE, tag
+from mgradcheck.releases.index import list_releases, parse_range
+from mgradcheck.releases.regress import Judged, RegressOn, State, judge_run, recorded
+from mgradcheck.releases.runs import Settings, Status, run_release
+from mgradcheck.run.display import Progress
+from mgradcheck.run.runner import Runner
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+SCHEMA = "mgradcheck-matrix"
+SCHEMA_VERSION = 1
+
+
+def not_run(version: Version) -> Judged:
+    return Judged(version, State.UNKNOWN, Outcome.NOT_RUN.label, "the matrix was stopped first")
+
+
+@dataclass(frozen=True)
+class Flip:
+    """Where an entry's state changes between two releases (unknowns between them skipped)."""
+
+    entry_id: str
+    before: Version
+    after: Version
+    was: State
+    now: State
+
+    @property
+    def compare_url(self) -> str:
+        return COMPARE.format(tag(self.before), tag(self.after))
+
+    def sentence(self) -> str:
+        return f"{self.was.label} through {self.before}, {self.now.label} from {self.after}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "before": str(self.before),
+            "after": str(self.after),
+            "was": self.was.label,
+            "now": self.now.label,
+            "compare": self.compare_url,
+        }
+
+
+@dataclass(frozen=True)
+class Matrix:
+    target: str
+    backend: str
+    regress_on: RegressOn
+    versions: tuple[Version, ...]
+    entries: tuple[Entry, ...]
+    cells: dict[tuple[str, Version], Judged]
+    interrupted: bool = False
+    signum: int = 0  # the signal that interrupted it (SIGINT, SIGTERM), for the exit status
+
+    def cell(self, entry_id: str, version: Version) -> Judged:
+        return self.cells.get((entry_id, version)) or not_run(version)
+
+    def flips(self, entry_id: str) -> list[Flip]:
+        flips, last = [], None
+        for version in self.versions:
+            state = self.cell(entry_id, version).state
+            if state is State.UNKNOWN:
+                continue
+            if last is not None and last[1] is not state:
+                flips.append(Flip(entry_id, last[0], version, last[1], state))
+            last = (version, state)
+        return flips
+
+    def flip_versions(self, entry_id: str) -> set[Version]:
+        return {f.after for f in self.flips(entry_id)}
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA,
+            "schema_version": SCHEMA_VERSION,
+            "target": self.target,
+            "backend": self.backend,
+            "regress_on": self.regress_on.label,
+            "interrupted": self.interrupted,
+            "releases": [str(v) for v in self.versions],
+            "entries": [
+                {
+                    "id": e.id,
+                    "title": e.title,
+                    "content_hash": e.content_hash,
+                    "cells": {str(v): self.cell(e.id, v).to_json() for v in self.versions},
+                    "flips": [f.to_json() for f in self.flips(e.id)],
+                }
+                for e in self.entries
+            ],
+        }
+
+
+def _skipped(entry: Entry, version: Version) -> Judged | None:
+    spec = entry.requires.mlx
+    if spec is None or spec.contains(version, prereleases=True):
+        return None
+    return Judged(version, State.UNKNOWN, Outcome.SKIP.label, f"needs mlx {spec}")
+
+
+def run_matrix(
+    entries: Sequence[Entry],
+    versions: Sequence[Version],
+    settings: Settings,
+    regress_on: RegressOn = RegressOn.SIGNATURE,
+    pattern: str | None = None,
+    jobs: int = 2,
+    status: Status | None = None,
+    on_release: Callable[[Version], None] | None = None,
+) -> Matrix:
+    """Run every entry on every release, ``jobs`` releases at a time; stop cleanly on an interrupt."""
+    cells: dict[tuple[str, Version], Judged] = {}
+    lock = threading.Lock()
+    cancel = threading.Event()
+    runners: dict[int, Runner] = {}
+
+    def track(runner: Runner | None) -> None:
+        with lock:
+            if runner is None:
+                runners.pop(threading.get_ident(), None)
+            else:
+                runners[threading.get_ident()] = runner
+                if cancel.is_set():
+                    runner.stop()
+
+    def one(version: Version) -> None:
+        todo = []
+        for entry in entries:
+            skipped = _skipped(entry, version)
+            if skipped is not None:
+                cells[(entry.id, version)] = skipped
+            else:
+                todo.append(entry)
+        if todo and not cancel.is_set():
+            runs = run_release(version, todo, settings, status, cancel, track)
+            for entry, run in zip(todo, runs, strict=True):
+                cell = judge_run(entry, run, regress_on, pattern)
+                if not cancel.is_set() or cell.state is not State.UNKNOWN:  # stopped says nothing
+                    cells[(entry.id, version)] = cell
+        if on_release is not None:
+            on_release(version)
+
+    interrupted, signum = False, 0
+    pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="mgc-matrix")
+    futures: set[Future[None]] = {pool.submit(one, v) for v in versions}
+    try:
+        while futures:
+            finished, futures = wait(futures, timeout=0.5, return_when=FIRST_COMPLETED)
+            for future in finished:
+                future.result()
+    except (Interrupted, KeyboardInterrupt) as exc:
+        interrupted = True
+        signum = exc.signum if isinstance(exc, Interrupted) else signal.SIGINT
+        cancel.set()
+        with lock:
+            for runner in runners.values():
+                runner.stop()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    target = settings.target
+    return Matrix(
+        target.describe(),
+        target.backend,
+        regress_on,
+        tuple(versions),
+        tuple(entries),
+        cells,
+        interrupted,
+        signum,
+    )
+
+
+def matrix_of(
+    entries: Sequence[Entry],
+    settings: Settings,
+    version_range: str | None,
+    regress_on: RegressOn,
+    pattern: str | None,
+    jobs: int,
+    progress: Progress,
+) -> Matrix:
+    """The whole ``matrix`` command below its options: list the releases, run them, with progress."""
+    wanted = parse_range(version_range) if version_range else None
+    listing = list_releases(settings.source, settings.target, settings.pre, settings.yanked)
+    versions = [
+        v for v in listing.versions if wanted is None or wanted.contains(v, prereleases=True)
+    ]
+    if not versions:
+        within = f" within {version_range}" if version_range else ""
+        raise UsageError(f"{listing.empty_reason()}{within}")
+    progress.start(
+        f"matrix: {len(entries)} entries x {len(versions)} releases", total=len(versions)
+    )
+
+    def finished(version: Version) -> None:
+        progress.line(f"mlx {version} done")
+        progress.advance()
+
+    try:
+        return run_matrix(
+            entries, versions, settings, regress_on, pattern, jobs, progress.status, finished
+        )
+    finally:
+        progress.stop()
+
+
+def _cell_text(matrix: Matrix, entry_id: str, version: Version) -> str:
+    cell = matrix.cell(entry_id, version)
+    return cell.outcome if cell.outcome != "unavailable" else "n/a"
+
+
+def render_markdown(matrix: Matrix) -> str:
+    """A table to paste into a release note: releases down, entries across, flips in bold with an arrow."""
+    ids = [e.id for e in matrix.entries]
+    lines = [
+        f"### MLX releases against the mgradcheck corpus ({matrix.target})",
+        "",
+        "| MLX | " + " | ".join(f"`{i}`" for i in ids) + " |",
+        "|---|" + "---|" * len(ids),
+    ]
+    flips = {i: matrix.flip_versions(i) for i in ids}
+    for version in reversed(matrix.versions):
+        row = []
+        for entry_id in ids:
+            text = _cell_text(matrix, entry_id, version)
+            if version in flips[entry_id]:
+                text = f"**→ {text}**"
+            elif matrix.cell(entry_id, version).state is State.UNKNOWN:
+                text = f"_{text}_"
+            row.append(text)
+        lines.append(f"| {version} | " + " | ".join(row) + " |")
+    lines += [
+        "",
+        f"**→** marks the release where an entry flips, bad meaning {matrix.regress_on.meaning}; "
+        "_italic_: could not be judged (another misbehaviour, not installable, or skipped).",
+        "",
+    ]
+    lines += _flip_lines(matrix, markdown=True)
+    if matrix.interrupted:
+        lines += ["", "_The matrix was interrupted: cells marked `not run` are missing._"]
+    return "\n".join(lines) + "\n"
+
+
+def _flip_lines(matrix: Matrix, markdown: bool) -> list[str]:
+    lines = []
+    for entry in matrix.entries:
+        flips = matrix.flips(entry.id)
+        name = f"`{entry.id}`" if markdown else entry.id
+        if not flips:
+            states = {matrix.cell(entry.id, v).state for v in matrix.versions} - {State.UNKNOWN}
+            what = (
+                states.pop().label + " on every release judged"
+                if len(states) == 1
+                else "nothing judged"
+            )
+            lines.append(f"- {name}: {what}")
+            continue
+        for flip in flips:
+            link = f" ([compare]({flip.compare_url}))" if markdown else f"  {flip.compare_url}"
+            lines.append(f"- {name}: {flip.sentence()}{_recorded(entry, flip, matrix)}{link}")
+    return lines
+
+
+def _recorded(entry: Entry, flip: Flip, matrix: Matrix) -> str:
+    if matrix.regress_on is not RegressOn.SIGNATURE:
+        return ""
+    found = recorded(entry, matrix.backend, flip.now is State.GOOD, flip.before, flip.after)
+    if found is None:
+        return ""
+    return f" (corpus: {found.key} {found.version}{'' if found.agrees else ', which disagrees'})"
+
+
+def render_table(matrix: Matrix, console: Console) -> None:
+    from rich.table import Table
+
+    console.print(f"[bold]MLX releases[/] ({matrix.target}), newest first", highlight=False)
+    table = Table(show_lines=False)
+    table.add_column("MLX", style="bold", no_wrap=True)
+    ids = [e.id for e in matrix.entries]
+    for entry_id in ids:
+        table.add_column(entry_id, overflow="fold")
+    flips = {i: matrix.flip_versions(i) for i in ids}
+    for version in reversed(matrix.versions):
+        row = []
+        for entry_id in ids:
+            cell = matrix.cell(entry_id, version)
+            text = _cell_text(matrix, entry_id, version)
+            mark = "→ " if version in flips[entry_id] else ""
+            style = f"bold {cell.state.colour}" if mark else cell.state.colour
+            row.append(f"[{style}]{mark}{text}[/]")
+        table.add_row(str(version), *row)
+    console.print(table)
+    console.print(
+        f"→ the release where an entry flips; [red]bad[/] means {matrix.regress_on.meaning}; "
+        "[yellow]yellow[/]: could not be judged",
+        highlight=False,
+    )
+    for line in _flip_lines(matrix, markdown=False):
+        console.print(line, highlight=False, soft_wrap=True)

@@ -1,0 +1,237 @@
+"""Run entries on one MLX release: in its cached environment, through the results store.
+
+Shared by ``bisect`` (one entry, one release at a time) and ``matrix`` (many
+entries, releases in parallel). An entry already in the store for this
+release, backend and platform is not run again; a release that cannot be
+installed or started gives every entry a :class:`ReleaseRun` with a problem
+instead of runs, which the callers read as Unknown.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import tempfile
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from packaging.version import InvalidVersion, Version
+
+from mgradcheck.corpus.entry import Entry
+from mgradcheck.errors import EnvironmentFailure, UsageError
+from mgradcheck.releases import envs
+from mgradcheck.releases.index import Source, Target, default_backend, list_releases
+from mgradcheck.releases.store import ProbeKey, ResultsStore, StoredRuns
+from mgradcheck.run.child_process import ChildCommand
+from mgradcheck.run.display import Progress, Silent
+from mgradcheck.run.observation import Environment, Observation
+from mgradcheck.run.runner import Runner, RunOptions
+from mgradcheck.run.stages import prepare
+from mgradcheck.run.verdict import counts
+
+Status = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Where releases come from, what they are built for, and how the store is used."""
+
+    target: Target
+    source: Source
+    installer: envs.Installer
+    store: ResultsStore = field(default_factory=ResultsStore)
+    use_cached: bool = True  # False: --no-cache, run again (and store the new runs)
+    retry_failed: bool = False
+    packages: tuple[str, ...] = ("numpy",)
+    pre: bool = False  # list pre-releases too
+    yanked: bool = False  # list yanked releases too
+
+    @classmethod
+    def from_options(
+        cls,
+        index_url: str | None = None,
+        find_links: Path | None = None,
+        no_index: bool = False,
+        backend: str | None = None,
+        installer: str | None = None,
+        pre: bool = False,
+        yanked: bool = False,
+        retry_failed: bool = False,
+    ) -> Settings:
+        """The settings of the release options, else the user's installer settings, else PyPI."""
+        chosen = envs.Installer(installer) if installer else envs.default_installer()
+        return cls(
+            Target.current(backend),
+            Source.from_options(index_url, find_links, no_index),
+            chosen,
+            retry_failed=retry_failed,
+            pre=pre,
+            yanked=yanked,
+        )
+
+    def cli_args(self) -> list[str]:
+        """Options that make another mgradcheck command use the same releases."""
+        args = self.source.cli_args()
+        if self.target.backend != default_backend(self.target.system):
+            args += ["--backend", self.target.backend]
+        return args
+
+    def spec(self, version: Version) -> envs.EnvSpec:
+        return envs.EnvSpec(version, self.target, self.source, self.installer, self.packages)
+
+    def key(self, entry: Entry, version: Version) -> ProbeKey:
+        return ProbeKey(entry.content_hash, str(version), self.target.backend, self.target.platform)
+
+
+@dataclass(frozen=True)
+class ReleaseRun:
+    """One entry on one release: its runs (from now or from the store), or why there are none."""
+
+    version: Version
+    entry_id: str
+    runs: tuple[Observation, ...] = ()
+    environment: Environment | None = None
+    cached: bool = False
+    problem: str | None = None
+
+    @property
+    def outcome_text(self) -> str:
+        return "unavailable" if self.problem and not self.runs else counts(self.runs)
+
+
+def from_store(entry: Entry, version: Version, settings: Settings) -> ReleaseRun | None:
+    if not settings.use_cached:
+        return None
+    stored = settings.store.get(settings.key(entry, version))
+    if stored is None:
+        return None
+    return ReleaseRun(version, entry.id, stored.runs, stored.environment, cached=True)
+
+
+def _same_release(environment: Environment, version: Version) -> bool:
+    try:
+        return environment.mlx is not None and Version(environment.mlx) == version
+    except InvalidVersion:
+        return False
+
+
+def _prepare(env: envs.ReleaseEnv) -> tuple[ChildCommand, Environment]:
+    """Probe the environment's interpreter; its children get the environment's own kernel cache."""
+    # Not inside the environment's directory: other commands may be probing it right now.
+    scratch = tempfile.mkdtemp(prefix="mgradcheck-probe-")
+    try:
+        return prepare(env.python, scratch=Path(scratch), kernels=env.kernels)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _waiting(say: Status, version: Version) -> Callable[[], None]:
+    return lambda: say(f"waiting for another mgradcheck to finish building mlx {version}")
+
+
+def open_release(
+    version: Version, settings: Settings, status: Status | None = None
+) -> tuple[ChildCommand, Environment]:
+    """The command that runs entries in this release's environment, built first if needed (``run --mlx``).
+
+    A release not yet cached is looked up in the index first, so that a typo
+    says what exists instead of failing inside the installer. Naming a version
+    is asking for it: pre-releases and yanked releases are allowed here.
+    """
+    say = status or (lambda text: None)
+    spec = settings.spec(version)
+    if envs.needs_install(spec, settings.retry_failed):
+        list_releases(settings.source, settings.target, pre=True, yanked=True).require(version)
+        say(f"installing mlx {version} ({settings.target.backend})")
+    with envs.using(spec, settings.retry_failed, on_wait=_waiting(say, version)) as env:
+        command, environment = _prepare(env)
+    if not _same_release(environment, version):
+        raise envs.EnvError(
+            f"the environment for {version} runs mlx {environment.mlx}; remove it with 'mgradcheck envs prune --all'"
+        )
+    return command, environment
+
+
+def run_release(
+    version: Version,
+    entries: Sequence[Entry],
+    settings: Settings,
+    status: Status | None = None,
+    cancel: threading.Event | None = None,
+    on_runner: Callable[[Runner | None], None] | None = None,
+) -> list[ReleaseRun]:
+    """Every entry on this release, running only those the store lacks.
+
+    Raises :class:`~mgradcheck.errors.Interrupted` when the user stops the run (what finished is stored).
+    """
+    say = status or (lambda text: None)
+    done = {e.id: run for e in entries if (run := from_store(e, version, settings)) is not None}
+    missing = [e for e in entries if e.id not in done]
+    if not missing:
+        return [done[e.id] for e in entries]
+
+    def problem(text: str) -> list[ReleaseRun]:
+        done.update((e.id, ReleaseRun(version, e.id, problem=text)) for e in missing)
+        return [done[e.id] for e in entries]
+
+    spec = settings.spec(version)
+    if envs.needs_install(spec, settings.retry_failed):
+        say(f"installing mlx {version} ({settings.target.backend})")
+    try:
+        with envs.using(spec, settings.retry_failed, _waiting(say, version), cancel) as env:
+            if cancel is not None and cancel.is_set():
+                return problem("stopped")
+            say(
+                f"running {len(missing)} on mlx {version}"
+                if len(missing) > 1
+                else f"probing mlx {version}"
+            )
+            command, environment = _prepare(env)
+            if not _same_release(environment, version):
+                return problem(f"the environment for {version} runs mlx {environment.mlx}")
+            runner = Runner(command, environment, RunOptions(jobs=1), Silent())
+            if on_runner is not None:
+                on_runner(runner)
+            try:
+                outcome = runner.run(missing)
+            finally:
+                if on_runner is not None:
+                    on_runner(None)
+    except (EnvironmentFailure, UsageError) as exc:  # not installed, or its interpreter unusable
+        return problem(str(exc))
+    if outcome.interrupted is not None:
+        raise outcome.interrupted
+    for entry, result in zip(missing, outcome.results, strict=True):
+        settings.store.put(
+            StoredRuns(settings.key(entry, version), entry.id, result.runs, environment)
+        )
+        done[entry.id] = ReleaseRun(version, entry.id, result.runs, environment)
+    return [done[e.id] for e in entries]
+
+
+def open_target(
+    python: Path | None, release: Version | None, settings: Settings, progress: Progress
+) -> tuple[ChildCommand, Environment]:
+    """The children's command and environment: a release's cached environment (built if
+    needed, the install shown on ``progress``), ``--python``, or this interpreter."""
+    if release is None:
+        return prepare(str(python) if python else sys.executable)
+    shown = False
+
+    def status(text: str) -> None:  # silent when the environment is ready
+        nonlocal shown
+        if not shown:
+            progress.start(f"mlx {release}")
+            shown = True
+        progress.status(text)
+
+    try:
+        return open_release(release, settings, status)
+    finally:
+        if shown:
+            progress.stop()
+
+
+__all__ = ["ReleaseRun", "Settings", "from_store", "open_release", "open_target", "run_release"]

@@ -1,0 +1,103 @@
+"""What each entry did on each release, kept on disk so that no release is run twice for it.
+
+Keyed by the entry's content hash (so editing an entry's code invalidates its
+results), the release, the backend and the platform. One JSON file per key,
+written atomically: bisect and matrix share it, and parallel writers never meet
+on the same file for long enough to matter (the last complete write wins).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mgradcheck.atomic import write_text
+from mgradcheck.clock import now
+from mgradcheck.outcomes import Outcome
+from mgradcheck.paths import cache_root, safe_name
+from mgradcheck.run.observation import Environment, Observation
+
+SCHEMA = "mgradcheck-probe"
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class ProbeKey:
+    content_hash: str
+    release: str
+    backend: str
+    platform: str
+
+
+@dataclass(frozen=True)
+class StoredRuns:
+    """Every run of one entry on one release, and the environment they ran in."""
+
+    key: ProbeKey
+    entry_id: str
+    runs: tuple[Observation, ...]
+    environment: Environment
+    recorded: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA,
+            "schema_version": SCHEMA_VERSION,
+            "entry": self.entry_id,
+            "content_hash": self.key.content_hash,
+            "release": self.key.release,
+            "backend": self.key.backend,
+            "platform": self.key.platform,
+            "recorded": self.recorded,
+            "environment": self.environment.to_json(),
+            "runs": [r.to_json() for r in self.runs],
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> StoredRuns:
+        if data.get("schema") != SCHEMA or data.get("schema_version") != SCHEMA_VERSION:
+            raise ValueError("not a stored probe of this schema version")
+        key = ProbeKey(data["content_hash"], data["release"], data["backend"], data["platform"])
+        return cls(
+            key=key,
+            entry_id=data["entry"],
+            runs=tuple(Observation.from_json(r) for r in data["runs"]),
+            environment=Environment.from_json(data["environment"]),
+            recorded=data.get("recorded", ""),
+        )
+
+
+def worth_keeping(runs: Sequence[Observation]) -> bool:
+    """Runs that were stopped, or broke in our own code, say nothing about the release."""
+    return bool(runs) and not any(r.outcome is Outcome.NOT_RUN or r.harness_error for r in runs)
+
+
+class ResultsStore:
+    def __init__(self, root: Path | None = None) -> None:
+        self.root = root if root is not None else cache_root() / "results"
+
+    def path(self, key: ProbeKey) -> Path:
+        name = safe_name(f"{key.platform}-{key.backend}-{key.release}") + ".json"
+        return self.root / safe_name(key.content_hash) / name
+
+    def get(self, key: ProbeKey) -> StoredRuns | None:
+        """The stored runs, or None when missing or unreadable (then the release is run again)."""
+        try:
+            stored = StoredRuns.from_json(json.loads(self.path(key).read_text(encoding="utf-8")))
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        return stored if stored.key == key else None
+
+    def put(self, stored: StoredRuns) -> bool:
+        """Keep the runs if they say something about the release; return whether they were kept."""
+        if not worth_keeping(stored.runs):
+            return False
+        if not stored.recorded:
+            stored = StoredRuns(stored.key, stored.entry_id, stored.runs, stored.environment, now())
+        path = self.path(stored.key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_text(path, json.dumps(stored.to_json(), indent=1))
+        return True

@@ -1,0 +1,92 @@
+"""The report files one command writes, checked before anything runs and written atomically."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mgradcheck.atomic import check_writable
+from mgradcheck.errors import UsageError, WriteError
+from mgradcheck.run.results import Report
+
+
+@dataclass(frozen=True)
+class Outputs:
+    """Report files to write after a run; all checked for writability before it starts."""
+
+    json: Path | None = None
+    extra: tuple[Path, ...] = field(default_factory=tuple)
+    junit: Path | None = None
+    summary: Path | None = None
+    summary_prefix: str = ""  # what an appended-to summary (GitHub's) held before this run
+    badge: Path | None = None  # the SVG
+    endpoint: Path | None = None  # the badge as a shields.io endpoint JSON
+
+    def paths(self) -> list[Path]:
+        named = (self.json, *self.extra, self.junit, self.summary, self.badge, self.endpoint)
+        return [p for p in named if p is not None]
+
+    def check(self) -> None:
+        seen: set[Path] = set()
+        for path in self.paths():
+            if path.resolve() in seen:
+                raise UsageError(f"{path} is named for two different reports")
+            seen.add(path.resolve())
+            check_writable(path)
+
+
+def check_writable_paths(*paths: Path | None) -> None:
+    """Fail now, before a long command, if a file it will write later cannot be written."""
+    Outputs(extra=tuple(p for p in paths if p is not None)).check()
+
+
+def report_outputs(
+    json: Path | None = None,
+    junit: Path | None = None,
+    summary: Path | None = None,
+    badge: Path | None = None,
+) -> Outputs:
+    """The files of ``--json/--junit/--summary/--badge``.
+
+    Without ``--summary``, a run inside GitHub Actions appends its summary to
+    the job's (``$GITHUB_STEP_SUMMARY``), keeping what earlier steps wrote.
+    ``--badge FILE`` writes ``FILE`` (``.svg`` added if missing) and its
+    shields.io endpoint beside it: ``badge.svg`` -> ``badge.shields.json``.
+    """
+    from mgradcheck.reports import badge as badges
+    from mgradcheck.reports.markdown import step_summary
+
+    prefix = ""
+    if summary is None and (summary := step_summary()) is not None:
+        try:
+            prefix = summary.read_text(encoding="utf-8", errors="replace")
+        except FileNotFoundError:
+            prefix = ""
+        except OSError as exc:
+            raise UsageError(f"cannot read {summary}: {exc.strerror or exc}") from None
+    svg = badges.svg_path(badge) if badge is not None else None
+    return Outputs(
+        json=json,
+        junit=junit,
+        summary=summary,
+        summary_prefix=prefix,
+        badge=svg,
+        endpoint=badges.endpoint_beside(svg) if svg is not None else None,
+    )
+
+
+def write(report: Report, outputs: Outputs) -> None:
+    """Write the report to every file asked for, each atomically."""
+    from mgradcheck.reports import badge, json_report, junit, markdown
+
+    if outputs.json is not None:
+        json_report.write(report, outputs.json)
+    if outputs.junit is not None:
+        junit.write(report, outputs.junit)
+    if outputs.summary is not None:
+        markdown.write(report, outputs.summary, outputs.summary_prefix)
+    if outputs.badge is not None or outputs.endpoint is not None:
+        badge.write(report, outputs.badge, outputs.endpoint)
+
+
+__all__ = ["Outputs", "WriteError", "check_writable_paths", "report_outputs", "write"]

@@ -1,0 +1,1 @@
+"""Running entries: one child per run, observed, judged, collected into a report."""

@@ -1,0 +1,151 @@
+"""Progress while a command works: one protocol; Rich on a terminal, plain lines elsewhere, or nothing.
+
+Every long command (``run``, ``bisect``, ``matrix``, ``sweep``, ``envs path``,
+``run --mlx`` while it installs) reports through :class:`Progress`: a title
+(with a total when it is known), the step in progress, one line per finished
+item, the count of finished items. Implementations are safe to call from
+worker threads: releases run in parallel in ``matrix``.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from typing import IO, TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+class Progress(Protocol):
+    def start(self, title: str, total: int | None = None) -> None: ...
+    def status(self, text: str) -> None: ...
+    def line(self, text: str, style: str = "") -> None: ...
+    def advance(self, count: int = 1) -> None: ...
+    def stop(self) -> None: ...
+
+
+class Silent:
+    """Shows nothing: for runs inside other runs (bisect probes, sweep batches, pytest items)."""
+
+    def start(self, title: str, total: int | None = None) -> None:
+        pass
+
+    def status(self, text: str) -> None:
+        pass
+
+    def line(self, text: str, style: str = "") -> None:
+        pass
+
+    def advance(self, count: int = 1) -> None:
+        pass
+
+    def stop(self) -> None:
+        pass
+
+
+class PlainProgress:
+    """One line per event, for CI logs and pipes: ``[3/9] text`` when the total is known."""
+
+    def __init__(self, stream: IO[str] | None = None) -> None:
+        self.stream = stream or sys.stderr
+        self.total: int | None = None
+        self.done = 0
+        self._lock = threading.Lock()
+
+    def _print(self, text: str) -> None:
+        print(text, file=self.stream, flush=True)
+
+    def start(self, title: str, total: int | None = None) -> None:
+        with self._lock:
+            self.total, self.done = total, 0
+            self._print(title)
+
+    def status(self, text: str) -> None:
+        with self._lock:
+            self._print(f"  ... {text}")
+
+    def line(self, text: str, style: str = "") -> None:
+        with self._lock:
+            if self.total is None:
+                self._print(f"  {text}")
+                return
+            width = len(str(self.total))
+            self._print(f"[{min(self.done + 1, self.total):>{width}}/{self.total}] {text}")
+
+    def advance(self, count: int = 1) -> None:
+        with self._lock:
+            self.done += count
+
+    def stop(self) -> None:
+        pass
+
+
+class RichProgress:
+    """A spinner, a bar when the total is known, the current step, and finished lines above them."""
+
+    def __init__(self, console: Console) -> None:
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            SpinnerColumn,
+            TaskID,
+            TextColumn,
+            TimeElapsedColumn,
+        )
+
+        self.console = console
+        self.progress = Progress(
+            SpinnerColumn(),
+            TextColumn("[bold]{task.fields[title]}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("{task.description}", markup=False),
+            console=console,
+            transient=True,
+        )
+        self.task: TaskID | None = None
+
+    def start(self, title: str, total: int | None = None) -> None:
+        self.progress.start()
+        self.task = self.progress.add_task("", total=total, title=title)
+
+    def status(self, text: str) -> None:
+        if self.task is not None:
+            self.progress.update(self.task, description=text)
+
+    def line(self, text: str, style: str = "") -> None:
+        from rich.text import Text
+
+        self.progress.console.print(Text(f"  {text}", style=style), highlight=False)
+
+    def advance(self, count: int = 1) -> None:
+        if self.task is not None:
+            self.progress.update(self.task, advance=count)
+
+    def stop(self) -> None:
+        self.progress.stop()
+
+
+def choose(quiet: bool, stream: IO[str] | None = None) -> Progress:
+    """Rich on an interactive terminal, plain lines otherwise, nothing when ``quiet``."""
+    out = stream or sys.stderr
+    if quiet:
+        return Silent()
+    if out.isatty():
+        from rich.console import Console
+
+        return RichProgress(Console(file=out))
+    return PlainProgress(out)
+
+
+def report_console(width: int = 160) -> Console:
+    """The console reports and tables print on: the terminal's width, or ``width`` in a pipe."""
+    from rich.console import Console
+
+    console = Console(highlight=False)
+    if not console.is_terminal:
+        console = Console(highlight=False, width=width)
+    return console

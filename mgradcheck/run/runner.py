@@ -1,0 +1,189 @@
+"""Run corpus entries, each in its own child, in parallel; survive anything they do.
+
+The runner skips entries whose requirements the target cannot meet, runs
+every (entry, repeat) as its own child on a thread pool, classifies each entry
+when its last run finishes, and reports each result to the progress display
+and to whoever listens (the incremental report writer). An interrupt (Ctrl-C,
+SIGTERM) kills every child's process group and returns what finished, the rest
+marked as not run.
+"""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import tempfile
+import threading
+import traceback
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from pathlib import Path
+
+from mgradcheck import __version__
+from mgradcheck.corpus.entry import Entry
+from mgradcheck.errors import EnvironmentFailure, Interrupted
+from mgradcheck.outcomes import Outcome
+from mgradcheck.run.child_process import ChildCommand, LiveChild, harness_error, run_child
+from mgradcheck.run.display import Progress
+from mgradcheck.run.observation import Environment, Observation, not_run
+from mgradcheck.run.results import EntryResult
+from mgradcheck.run.verdict import classify, unmet_requirement
+
+PROBE_TIMEOUT = 120.0
+
+
+class ProbeError(EnvironmentFailure):
+    """The target interpreter could not even report what it runs."""
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    jobs: int = 1
+    timeout: float | None = None  # overrides every entry's own
+    repeat: int | None = None  # overrides every entry's own
+    memory_limit: int | None = None
+
+
+@dataclass
+class RunOutcome:
+    results: list[EntryResult]
+    interrupted: Interrupted | None = None
+
+
+def probe(command: ChildCommand, scratch: Path) -> Environment:
+    """Ask the target interpreter what it runs: MLX version, backend, device, Python."""
+    observation, result = run_child(command, {"probe_only": True}, scratch / "probe", PROBE_TIMEOUT)
+    if result is None or "environment" not in result:
+        detail = observation.reason or observation.stderr.strip().splitlines()[-1:] or ""
+        raise ProbeError(f"{command.python} could not start the mgradcheck child ({detail})")
+    env = dict(result["environment"])
+    env.update(interpreter=command.python, mgradcheck=__version__)
+    return Environment.from_json(env)
+
+
+class Runner:
+    def __init__(
+        self,
+        command: ChildCommand,
+        environment: Environment,
+        options: RunOptions,
+        progress: Progress,
+        scratch: Path | None = None,
+        on_result: Callable[[EntryResult], None] | None = None,
+        title: str = "mgradcheck run",
+    ) -> None:
+        self.command = command
+        self.environment = environment
+        self.options = options
+        self.progress = progress
+        self.scratch = scratch
+        self.on_result = on_result
+        self.title = title
+        self._live: set[LiveChild] = set()
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+
+    def _track(self, child: LiveChild) -> None:
+        with self._lock:
+            self._live.add(child)
+            if self._stopping.is_set():
+                child.stop()
+
+    def _stop_all(self) -> None:
+        self._stopping.set()
+        with self._lock:
+            for child in self._live:
+                child.stop()
+
+    def stop(self) -> None:
+        """Kill every child of a run going on in another thread; what is left is not run."""
+        self._stop_all()
+
+    def _run_one(self, entry: Entry, index: int, scratch: Path) -> Observation:
+        if self._stopping.is_set():
+            return not_run()
+        spec = entry.child_spec()
+        spec["memory_limit"] = self.options.memory_limit
+        timeout = self.options.timeout or entry.timeout
+        try:
+            observation, _ = run_child(
+                self.command, spec, scratch / f"{entry.id}.{index}", timeout, on_start=self._track
+            )
+        except Exception as exc:  # noqa: BLE001 - our own bug, reported as ours
+            return harness_error(f"{type(exc).__name__}: {exc}", traceback.format_exc())
+        return observation
+
+    def _skip(self, entry: Entry) -> EntryResult | None:
+        reason = unmet_requirement(entry.requires, self.environment)
+        if reason is None:
+            return None
+        run = Observation(Outcome.SKIP, 0.0, message=reason)
+        return self._result(entry, [run])
+
+    def _result(self, entry: Entry, runs: Sequence[Observation]) -> EntryResult:
+        return EntryResult(
+            id=entry.id,
+            title=entry.title,
+            path=entry.path,
+            runs=tuple(runs),
+            judgement=classify(entry, runs, self.environment),
+            environment=self.environment,
+            tags=entry.tags,
+            signature=entry.bug.signature_label(),
+        )
+
+    def _finished(self, result: EntryResult) -> None:
+        verdict = result.verdict
+        self.progress.line(f"{result.id}: {result.outcome_text} -> {verdict.label}", verdict.colour)
+        self.progress.advance()
+        if self.on_result is not None:
+            self.on_result(result)
+
+    def run(self, entries: Sequence[Entry]) -> RunOutcome:
+        """Run every entry; on an interrupt, stop the children and return what finished."""
+        scratch = Path(tempfile.mkdtemp(prefix="mgradcheck-run-", dir=self.scratch))
+        done: dict[str, EntryResult] = {}
+        pending: dict[str, list[Observation | None]] = {}
+        interrupted: Interrupted | None = None
+        title = f"{self.title}: {len(entries)} entries on {self.environment.label}"
+        self.progress.start(title, total=len(entries))
+        pool = ThreadPoolExecutor(max_workers=max(1, self.options.jobs), thread_name_prefix="mgc")
+        futures: dict[Future[Observation], tuple[Entry, int]] = {}
+        try:
+            for entry in entries:
+                skipped = self._skip(entry)
+                if skipped is not None:
+                    done[entry.id] = skipped
+                    self._finished(skipped)
+                    continue
+                repeat = self.options.repeat or entry.repeat
+                pending[entry.id] = [None] * repeat
+                for i in range(repeat):
+                    futures[pool.submit(self._run_one, entry, i, scratch)] = (entry, i)
+            waiting = set(futures)
+            while waiting:
+                finished, waiting = wait(waiting, timeout=0.5, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    entry, i = futures[future]
+                    runs = pending[entry.id]
+                    runs[i] = future.result()
+                    if all(r is not None for r in runs):
+                        result = self._result(entry, [r for r in runs if r is not None])
+                        done[entry.id] = result
+                        self._finished(result)
+        except Interrupted as exc:
+            interrupted = exc
+        except KeyboardInterrupt:
+            interrupted = Interrupted(signal.SIGINT)
+        finally:
+            if interrupted is not None:
+                self._stop_all()
+            pool.shutdown(wait=True, cancel_futures=True)
+            self.progress.stop()
+            shutil.rmtree(scratch, ignore_errors=True)
+        results = [done.get(e.id) or self._result(e, [not_run()]) for e in entries]
+        return RunOutcome(results, interrupted)
+
+
+__all__ = ["ProbeError", "RunOptions", "RunOutcome", "Runner", "probe"]

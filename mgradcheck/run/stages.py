@@ -1,0 +1,147 @@
+"""The stages of ``mgradcheck run``, each importable and testable without Click.
+
+load -> select -> prepare (probe the interpreter) -> execute -> exit code. Writing
+the reports is the reports layer's (:mod:`mgradcheck.reports.outputs`); it
+receives the partial reports of a running run through ``execute``'s
+``snapshots`` callback.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from mgradcheck import __version__
+from mgradcheck.clock import now
+from mgradcheck.corpus import loader
+from mgradcheck.corpus.entry import Entry
+from mgradcheck.errors import Interrupted, UsageError
+from mgradcheck.exitcodes import ExitCode, for_verdicts
+from mgradcheck.run.child_process import ChildCommand
+from mgradcheck.run.display import Progress
+from mgradcheck.run.observation import Environment
+from mgradcheck.run.results import EntryResult, Report
+from mgradcheck.run.runner import Runner, RunOptions, probe
+
+
+def display_path(path: Path) -> str:
+    """A path relative to the working directory when it lies below it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def load_corpus(paths: Sequence[Path]) -> list[Entry]:
+    """Load the corpus (the bundled one when no path is given)."""
+    return loader.load(list(paths) or [loader.bundled_corpus()], display=display_path)
+
+
+def select(
+    entries: Sequence[Entry], ids: Sequence[str] = (), tags: Sequence[str] = ()
+) -> list[Entry]:
+    """The entries named by id (all when none) that carry every tag given."""
+    known = {e.id for e in entries}
+    unknown = [i for i in ids if i not in known]
+    if unknown:
+        raise UsageError(
+            f"no corpus entry with id {', '.join(map(repr, unknown))}; see 'mgradcheck list'"
+        )
+    chosen = [e for e in entries if (not ids or e.id in ids) and all(t in e.tags for t in tags)]
+    if not chosen:
+        raise UsageError("no corpus entry matches the ids and tags given")
+    return chosen
+
+
+def prepare(
+    python: str,
+    scratch: Path | None = None,
+    extra_env: dict[str, str] | None = None,
+    kernels: Path | None = None,
+) -> tuple[ChildCommand, Environment]:
+    """Probe the interpreter and return the command that runs entries in it, kernels cached per release.
+
+    ``kernels`` is the children's TMPDIR (where MLX caches compiled CPU kernels);
+    by default one directory per release under the cache root. A release
+    environment passes its own, kept with it.
+    """
+    from mgradcheck.paths import cache_root, kernel_dir
+
+    base = ChildCommand(python, extra_env)
+    env = probe(base, scratch or cache_root())
+    if env.mlx is None:
+        raise UsageError(
+            f"MLX is not importable by {python}; install it (pip install 'mgradcheck[cpu]' on Linux) "
+            "or point --python at an environment that has it"
+        )
+    tmp = {"TMPDIR": str(kernels or kernel_dir(env.mlx, env.backend, env.python))}
+    return ChildCommand(python, {**(extra_env or {}), **tmp}), env
+
+
+Snapshots = Callable[[Report], None]
+
+
+def execute(
+    entries: Sequence[Entry],
+    command: ChildCommand,
+    env: Environment,
+    options: RunOptions,
+    progress: Progress,
+    meta: Mapping[str, Any] | None = None,
+    snapshots: Snapshots | None = None,
+) -> tuple[Report, Interrupted | None]:
+    """Run the entries; return the report (complete or partial) and any interrupt.
+
+    With ``snapshots``, a partial report is handed over before the first
+    entry and each time one finishes, marked ``interrupted`` with
+    ``meta.partial``: read as the final word only if the run dies, and then
+    that is what it was. The caller writes the final report.
+    """
+    started = now()
+    memory = replace(command, memory_limit=options.memory_limit)
+    from mgradcheck.paths import cache_root
+
+    scratch = cache_root() / "runs"
+    scratch.mkdir(exist_ok=True)
+    info = {"argv": sys.argv[1:], "cwd": os.getcwd(), **(meta or {})}
+
+    def report(results: Sequence[EntryResult], interrupted: bool, **extra: Any) -> Report:
+        return Report(
+            results=tuple(results),
+            environments=(env,),
+            started=started,
+            finished=now(),
+            interrupted=interrupted,
+            mgradcheck=__version__,
+            meta={**info, **extra},
+        )
+
+    on_result = None
+    if snapshots is not None:
+        finished: list[EntryResult] = []
+
+        def snapshot() -> None:
+            partial = {"finished": len(finished), "planned": len(entries)}
+            snapshots(report(finished, True, partial=partial))
+
+        def on_result(result: EntryResult) -> None:
+            finished.append(result)
+            snapshot()
+
+        snapshot()
+    runner = Runner(memory, env, options, progress, scratch, on_result=on_result)
+    outcome = runner.run(entries)
+    return report(outcome.results, outcome.interrupted is not None), outcome.interrupted
+
+
+def exit_code(report: Report, interrupted: Interrupted | None = None) -> int:
+    if interrupted is not None:
+        return interrupted.exit_code
+    return for_verdicts(r.verdict for r in report.results)
+
+
+__all__ = ["ExitCode", "execute", "exit_code", "load_corpus", "prepare", "select"]

@@ -1,0 +1,76 @@
+"""The child's own wire formats: a literal spec in, JSON out, without importing json."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mgradcheck.child import bootstrap
+from mgradcheck.run.child_process import LAUNCHER
+
+PLAIN = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(PLAIN)
+def test_result_encoder_agrees_with_json(value: object) -> None:
+    assert json.loads(bootstrap.dumps(value)) == value
+
+
+def test_encoder_handles_what_crash_logs_carry() -> None:
+    text = '\x00\x1b[31mred\x1b[0m \udcff lone surrogate, \U0001f600 emoji, caf\u00e9\n\t\\"'
+    assert json.loads(bootstrap.dumps({"stderr": text})) == {"stderr": text}
+    assert bootstrap.dumps([math.nan, math.inf]) == "[null, null]"
+
+
+@settings(max_examples=200, deadline=None)
+@given(PLAIN.filter(lambda v: isinstance(v, dict)))
+def test_spec_literal_round_trips(spec: dict[str, object]) -> None:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "spec.txt"
+        path.write_text(repr(spec), encoding="utf-8")
+        assert bootstrap.read_spec(str(path)) == spec
+
+
+def test_child_imports_neither_json_nor_numpy_nor_typing(tmp_path: Path) -> None:
+    spec = {
+        "id": "t",
+        "path": "t.yaml",
+        "code": "import sys\nprint(sorted(sys.modules))\n",
+        "code_line": 1,
+    }
+    (tmp_path / "spec.txt").write_text(repr(spec))
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-X",
+            "faulthandler",
+            str(LAUNCHER),
+            str(tmp_path / "spec.txt"),
+            str(tmp_path / "r.json"),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    loaded = set(eval(out.stdout))
+    assert json.loads((tmp_path / "r.json").read_text())["status"] == "pass"
+    assert not {"json", "numpy", "typing", "re", "traceback"} & loaded, sorted(
+        {"json", "numpy", "typing", "re", "traceback"} & loaded
+    )

@@ -1,0 +1,152 @@
+"""The sweep: catalogue, grouping, shrink candidates, emitted entries, and a small real sweep."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from mgradcheck.corpus import loader
+from mgradcheck.sweep import emit
+from mgradcheck.sweep.catalogue import Case, arr, catalogue, select
+from mgradcheck.sweep.execute import CaseResult, Status, Task
+from mgradcheck.sweep.findings import Group, arg_names, group
+from mgradcheck.sweep.run import SweepOptions, plan
+from mgradcheck.sweep.shrink import Shrunk, narrow, simpler_values, smaller_shapes
+from tests.conftest import environment
+
+ATAN2 = Case(
+    "arctan2", "arctan2", "binary", "lambda a, b: mx.arctan2(a, b)", (arr(2, 3), arr(2, 3))
+)
+
+
+def finding(kind: str, check: str, traced: tuple[str, ...] = ("a", "b")) -> dict[str, object]:
+    return {"kind": kind, "check": check, "paths": "jvp vs finite differences", "traced": list(traced),
+            "dtype": "float32", "point": 0, "detail": "observed [0.] expected [1.]", "inputs": "a=[1.]"}  # fmt: skip
+
+
+def wrong(case: Case, dtype: str, *found: dict[str, object]) -> CaseResult:
+    return CaseResult(Task.of(case, dtype), Status.WRONG, findings=list(found))
+
+
+def test_catalogue_ids_are_unique_and_every_case_is_a_valid_entry(tmp_path: Path) -> None:
+    cases = catalogue()
+    assert len({c.id for c in cases}) == len(cases) > 150
+    for case in cases:
+        data = {"id": f"case-{len(list(tmp_path.iterdir()))}", "title": case.id, "summary": "s",
+                "upstream": {"report": "https://example.invalid/r"}, "bug": {"outcome": "fail"},
+                "gradcheck": case.spec("float32")}  # fmt: skip
+        (tmp_path / f"{case.id}.yaml").write_text(yaml.safe_dump(data), encoding="utf-8")
+    assert len(loader.load([tmp_path])) == len(cases)
+
+
+def test_plan_selects_by_pattern_and_compiles_only_in_compile_dtypes() -> None:
+    chosen, tasks = plan(SweepOptions(patterns=("arctan2*",), dtypes=("float32", "float16")))
+    assert [c.id for c in chosen] == ["arctan2", "arctan2-const-left", "arctan2-const-right"]
+    assert len(tasks) == 6
+    for task in tasks:
+        assert ("compile" in task.spec.get("checks", ["compile"])) == (task.dtype == "float32")
+    assert {c.family for c in select(catalogue(), ["conv"])} == {"conv"}
+    linalg_only_f32 = [t for t in plan(SweepOptions(patterns=("inv",)))[1]]
+    assert [t.dtype for t in linalg_only_f32] == ["float32"]
+
+
+def test_findings_on_the_same_runs_are_one_group_named_by_the_best_kind() -> None:
+    results = [
+        wrong(ATAN2, "float32", finding("wrong-value", "vjp"), finding("wrong-value", "jvp"), finding("wrong-dtype", "dtype")),
+        wrong(ATAN2, "float16", finding("wrong-value", "vjp"), finding("wrong-value", "jvp"), finding("wrong-dtype", "dtype")),
+        CaseResult(Task.of(ATAN2, "bfloat16"), Status.CRASH, message="SIGSEGV"),
+        CaseResult(Task.of(ATAN2, "float64"), Status.PASS),
+    ]  # fmt: skip
+    groups = group(results)
+    assert [(g.kind, g.check) for g in groups] == [("wrong-value", "jvp"), ("crash", "")]
+    assert groups[0].also == [("wrong-value", "vjp"), ("wrong-dtype", "dtype")]
+    assert groups[0].representative().task.dtype == "float32"
+    assert groups[1].shown_by(results[2]) and not groups[0].shown_by(results[3])
+
+
+def test_shrink_candidates_trace_fewer_arguments_and_shrink_shapes_and_values() -> None:
+    result = wrong(ATAN2, "float32", finding("wrong-value", "jvp", traced=("b",)))
+    (what, spec), _ = narrow(Group("arctan2", "wrong-value", "jvp"), result)
+    assert what == "traced b, jvp only" and spec["checks"] == ["jvp"]
+    assert [i.get("const", False) for i in spec["inputs"]] == [True, False]
+    crash = narrow(
+        Group("arctan2", "crash", ""), CaseResult(Task.of(ATAN2, "float32"), Status.CRASH)
+    )
+    assert [w for w, _ in crash][:2] == ["only a traced", "only b traced"]
+    shapes = smaller_shapes(result)
+    assert shapes[0][0] == "every dimension 1" and shapes[0][1]["inputs"][0]["shape"] == [1, 1]
+    values = simpler_values(result)
+    assert values[0][1]["inputs"][1] == {"shape": [2, 3], "fill": 1.0}
+    assert arg_names("lambda a, b=2: a") == ["a", "b"] and arg_names("mx.sin") == []
+
+
+def test_an_emitted_entry_validates_and_names_what_it_found(tmp_path: Path) -> None:
+    result = wrong(ATAN2, "float32", finding("wrong-value", "jvp"))
+    found = Group("arctan2", "wrong-value", "jvp", [result])
+    path = emit.write(tmp_path, found, Shrunk(result, ["one point"]), environment(mlx="0.30.0"))
+    (entry,) = loader.load([path])
+    assert entry.id == "sweep-arctan2-wrong-value-jvp"
+    assert entry.gradcheck is not None and entry.gradcheck["fn"] == ATAN2.fn
+    assert str(entry.evidence[0].mlx) == "0.30.0"  # quoted: not read back as the number 0.3
+    assert entry.bug.match is not None and "jvp vs finite differences" in entry.summary
+
+
+SEGFAULT = Case("segfault", "segfault", "fixture", "lambda x: __import__('ctypes').string_at(0)",
+                ({"shape": [1], "fill": 1.0},))  # fmt: skip
+SIN = Case("sin", "sin", "unary", "lambda x: mx.sin(x)", (arr(3),))
+
+
+@pytest.mark.mlx
+@pytest.mark.slow
+def test_a_small_sweep_survives_a_crash_and_emits_entries_that_reproduce(tmp_path: Path) -> None:
+    pytest.importorskip("mlx.core")
+    from mgradcheck.run import stages as pipeline
+    from mgradcheck.sweep.run import sweep
+
+    divmod_case = next(c for c in catalogue() if c.id == "divmod-const")  # wrong on 0.32.4 too
+    command, env = pipeline.prepare(sys.executable)
+    options = SweepOptions(
+        dtypes=("float32",), compile_dtypes=(), budget=300, emit=tmp_path, points=1
+    )
+    report = sweep(command, env, options, cases=[SIN, SEGFAULT, divmod_case])
+    status = {r.task.case.id: r for r in report.results}
+    assert status["sin"].status is Status.PASS
+    assert status["segfault"].status is Status.CRASH and "SIGSEGV" in status["segfault"].message
+    assert "batch child died" in status["segfault"].note  # found in a batch, confirmed alone
+    kinds = {(f.group.op, f.group.kind) for f in report.findings}
+    assert ("segfault", "crash") in kinds
+    for f in report.findings:
+        assert f.reproduced, f.reproduction
+    assert len(loader.load([tmp_path])) == len(report.findings)
+    if ("divmod", "wrong-value") in kinds:
+        shrunk = next(f for f in report.findings if f.group.op == "divmod").shrunk
+        assert shrunk.spec["inputs"][0]["shape"] == [1, 1]
+
+
+@pytest.mark.mlx
+@pytest.mark.slow
+def test_an_interrupted_sweep_writes_what_finished(tmp_path: Path) -> None:
+    pytest.importorskip("mlx.core")
+    out = tmp_path / "sweep.json"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mgradcheck", "sweep", "--ops", "unary", "--dtypes", "float32",
+         "--compile-dtypes", "none", "-j", "1", "--points", "1", "--json", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert process.stderr is not None
+    while "cases run" not in (line := process.stderr.readline()):
+        assert line, "the sweep ended before running a batch"
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 130, stderr
+    assert "interrupted by SIGINT" in stderr and "Traceback" not in stderr
+    data = json.loads(out.read_text())
+    assert data["interrupted"] is True
+    statuses = {r["status"] for r in data["results"]}
+    assert "not run" in statuses and statuses - {"not run"}, statuses
