@@ -5,7 +5,9 @@ A fake ``mlx`` wheel holds ``mlx/core.py`` with what the child's probe reads
 fake ``mlx-cpu`` wheel of the same version, like the real releases. NumPy
 (the child needs it) is the test interpreter's own, repacked as a wheel. A
 version in ``BROKEN`` requires a package that does not exist, so it is listed
-but cannot be installed.
+but cannot be installed. The versions in ``CUDA13`` also have a fake
+``mlx-cuda-13`` companion (the ``cuda13`` extra): installed, it makes the fake
+MLX claim a CUDA GPU, as a real CUDA build does.
 """
 
 from __future__ import annotations
@@ -25,10 +27,15 @@ from mgradcheck.releases.store import ResultsStore
 FIXTURES = Path(__file__).parent / "fixtures" / "releases"
 VERSIONS = ("1.0.0", "1.1.0", "1.2.0", "1.3.0", "1.4.0", "1.5.0", "1.6.0")
 BROKEN = ("1.5.0",)
+CUDA13 = ("1.2.0", "1.3.0", "1.4.0")
 
 CORE = """\
 __version__ = "{version}"
 float32 = "float32"
+try:
+    import mlx_fake_gpu  # what the fake CUDA companion installs
+except ImportError:
+    mlx_fake_gpu = None
 
 
 class Device:
@@ -39,8 +46,18 @@ class Device:
         return f"Device({{self.kind}}, 0)"
 
 
+class cuda:
+    @staticmethod
+    def is_available():
+        return mlx_fake_gpu is not None
+
+
+def device_info():
+    return {{"device_name": "Fake GPU", "memory_size": 8 << 30}} if mlx_fake_gpu else {{}}
+
+
 def default_device():
-    return Device("cpu")
+    return Device("gpu" if mlx_fake_gpu else "cpu")
 """
 
 
@@ -80,13 +97,21 @@ def write_wheel(
     return path
 
 
-def write_fake_mlx(directory: Path, version: str, broken: bool = False) -> None:
+def write_fake_mlx(
+    directory: Path, version: str, broken: bool = False, cuda13: bool = False
+) -> None:
     metadata = ["Provides-Extra: cpu", f'Requires-Dist: mlx-cpu=={version}; extra == "cpu"']
+    metadata += [
+        "Provides-Extra: cuda13",
+        f'Requires-Dist: mlx-cuda-13=={version}; extra == "cuda13"',
+    ]
     if broken:
         metadata.append("Requires-Dist: mgradcheck-test-no-such-package")
     files = {"mlx/__init__.py": b"", "mlx/core.py": CORE.format(version=version).encode()}
     write_wheel(directory, "mlx", version, files, metadata)
     write_wheel(directory, "mlx-cpu", version, {})
+    if cuda13:
+        write_wheel(directory, "mlx-cuda-13", version, {"mlx_fake_gpu.py": b""})
 
 
 def repack_numpy(directory: Path) -> Path:
@@ -114,7 +139,7 @@ def wheel_dir(root: Path) -> Path:
     directory = root / "wheels"
     directory.mkdir(parents=True, exist_ok=True)
     for version in VERSIONS:
-        write_fake_mlx(directory, version, broken=version in BROKEN)
+        write_fake_mlx(directory, version, broken=version in BROKEN, cuda13=version in CUDA13)
     repack_numpy(directory)
     return directory
 

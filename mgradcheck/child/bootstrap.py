@@ -121,7 +121,32 @@ def environment() -> dict[str, Any]:
         device=str(mx.default_device()),
         float64=hasattr(mx, "float64"),
     )
+    if backend != "cpu":
+        env.update(_gpu(mx, backend))
     return env
+
+
+def _gpu(mx: Any, backend: str) -> dict[str, Any]:
+    """The GPU's name and memory, and on CUDA the driver and the CUDA version it supports."""
+    found: dict[str, Any] = {}
+    info = getattr(mx, "device_info", None) or getattr(
+        getattr(mx, "metal", None), "device_info", None
+    )
+    try:
+        details = info() if info is not None else {}
+    except Exception:  # noqa: BLE001 - an old release's device query is only a nicety
+        details = {}
+    found["device_name"] = details.get("device_name")
+    found["device_memory"] = details.get("memory_size") or details.get("total_memory")
+    if backend == "cuda":
+        from mgradcheck.child.device import cuda_driver
+
+        driver = cuda_driver() or {}
+        found.update(driver=driver.get("driver"), cuda=driver.get("cuda"))
+        first = (driver.get("devices") or [{}])[0]
+        found["device_name"] = found["device_name"] or first.get("name")
+        found["device_memory"] = found["device_memory"] or first.get("memory")
+    return found
 
 
 def _helpers(env: dict[str, Any]) -> dict[str, Any]:

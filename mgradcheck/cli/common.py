@@ -15,6 +15,7 @@ import click
 
 from mgradcheck.errors import MgradcheckError, ReleaseError, UsageError
 from mgradcheck.exitcodes import ExitCode
+from mgradcheck.releases import BACKENDS
 
 if TYPE_CHECKING:
     from packaging.version import Version
@@ -175,8 +176,10 @@ def release_options(func: F) -> F:
         click.option("--no-index", is_flag=True, help="Use only --find-links, no package index."),
         click.option(
             "--backend",
-            type=click.Choice(["cpu", "cuda", "metal"]),
-            help="Backend to install for. Default: metal on macOS, cpu elsewhere.",
+            type=click.Choice(BACKENDS),
+            help="Backend to install for: mlx[cpu], mlx[cuda], mlx[cuda12] or mlx[cuda13] on Linux "
+            "(a CUDA build checks the NVIDIA driver first), plain mlx (metal) on macOS. "
+            "Default: metal on macOS, cpu elsewhere.",
         ),
         click.option(
             "--installer",

@@ -101,7 +101,7 @@ def plan(
     if len(versions) < 2:
         reason = listing.empty_reason() if not versions else "only one release"
         raise ReleaseError(f"{reason} to bisect {entry.id} on")
-    default_good, default_bad = default_ends(entry, versions, listing.target.backend)
+    default_good, default_bad = default_ends(entry, versions, listing.target.device)
     goods = [good] if good is not None else [v for v in default_good if v != bad][: FALLBACKS + 1]
     bads = (
         [bad]
@@ -286,7 +286,7 @@ def bisect(
     good_end, bad_end = (newer, older) if fix else (older, newer)
     recorded = None
     if regress_on is RegressOn.SIGNATURE:
-        recorded = _disagreement(entry, settings.target.backend, fix, older, newer)
+        recorded = _disagreement(entry, settings.target.device, fix, older, newer)
     return BisectResult(
         probes=tuple(probes.values()),
         boundary=(older, newer),

@@ -41,6 +41,7 @@ from mgradcheck.atomic import write_text
 from mgradcheck.clock import now
 from mgradcheck.errors import EnvironmentFailure
 from mgradcheck.paths import cache_root, safe_name
+from mgradcheck.releases.cuda import check_driver
 from mgradcheck.releases.index import Source, Target
 
 FORMAT = 1
@@ -320,7 +321,11 @@ def using(
     on_wait: Callable[[], None] | None = None,
     cancel: threading.Event | None = None,
 ) -> Iterator[ReleaseEnv]:
-    """The environment for ``spec``, built first if needed, held (shared lock) while in use."""
+    """The environment for ``spec``, built first if needed, held (shared lock) while in use.
+
+    A CUDA build is refused first, in one line, where the driver cannot run it.
+    """
+    check_driver(spec.target.backend)
     path = envs_root() / spec.name
     lock = Lock(spec.name)
     try:

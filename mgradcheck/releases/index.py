@@ -34,7 +34,14 @@ DEFAULT_INDEX = "https://pypi.org/simple"
 # Checked in this order; an explicit --index-url beats them all.
 INDEX_VARIABLES = ("UV_DEFAULT_INDEX", "UV_INDEX_URL", "PIP_INDEX_URL")
 NO_INDEX_VARIABLES = ("UV_NO_INDEX", "PIP_NO_INDEX")
-COMPANIONS = {"cpu": ("mlx-cpu",), "cuda": ("mlx-cuda", "mlx-cuda-12", "mlx-cuda-13")}
+# What each --backend installs (the extra of mlx) and the package that holds that backend:
+# mlx[cuda] was mlx-cuda up to 0.30.0 and is mlx-cuda-12 since; [cuda12]/[cuda13] are explicit.
+COMPANIONS = {
+    "cpu": ("mlx-cpu",),
+    "cuda": ("mlx-cuda", "mlx-cuda-12"),
+    "cuda12": ("mlx-cuda-12",),
+    "cuda13": ("mlx-cuda-13",),
+}
 _UNSAFE_VERSION = re.compile(r"[\s/\\]")
 # Real versions are short; a long one would only make environment names too long for the file system.
 MAX_VERSION = 64
@@ -178,8 +185,13 @@ class Target:
         """Packages that must exist at the same version for a release to run on this backend."""
         return COMPANIONS.get(self.backend, ()) if self.system == "Linux" else ()
 
+    @property
+    def device(self) -> str:
+        """The backend MLX runs on (a corpus entry's backend): every CUDA build is ``cuda``."""
+        return "cuda" if self.backend.startswith("cuda") else self.backend
+
     def requirement(self, version: Version) -> str:
-        """``mlx[cpu]`` on Linux CPU, ``mlx[cuda]`` with CUDA, plain ``mlx`` on macOS."""
+        """``mlx[cpu]`` on Linux CPU, ``mlx[cuda13]`` etc. with CUDA, plain ``mlx`` on macOS."""
         extra = f"[{self.backend}]" if self.companions else ""
         return f"mlx{extra}=={version}"
 

@@ -288,7 +288,8 @@ def _flip_lines(matrix: Matrix, markdown: bool) -> list[str]:
 def _recorded(entry: Entry, flip: Flip, matrix: Matrix) -> str:
     if matrix.regress_on is not RegressOn.SIGNATURE:
         return ""
-    found = recorded(entry, matrix.backend, flip.now is State.GOOD, flip.before, flip.after)
+    device = "cuda" if matrix.backend.startswith("cuda") else matrix.backend
+    found = recorded(entry, device, flip.now is State.GOOD, flip.before, flip.after)
     if found is None:
         return ""
     return f" (corpus: {found.key} {found.version}{'' if found.agrees else ', which disagrees'})"

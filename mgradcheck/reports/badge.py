@@ -64,11 +64,19 @@ def _versions_label(report: Report) -> str:
             return (1, v)
 
     versions = sorted(seen, key=key)
+    backends = sorted(
+        {
+            e.backend
+            for e in (*report.environments, *(r.environment for r in report.results))
+            if e.backend
+        }
+    )
+    on = f" ({'+'.join(backends)})" if backends else ""
     if not versions:
-        return "mlx"
+        return "mlx" + on
     if len(versions) <= 3:
-        return "mlx " + ", ".join(versions)
-    return f"mlx {versions[0]} to {versions[-1]}"
+        return "mlx " + ", ".join(versions) + on
+    return f"mlx {versions[0]} to {versions[-1]}{on}"
 
 
 def summarise(report: Report, label: str | None = None) -> Badge:

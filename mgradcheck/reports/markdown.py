@@ -64,7 +64,8 @@ def render(report: Report, limit: int = GITHUB_LIMIT) -> str:
     lines += ["| verdict | entries | meaning |", "|---|--:|---|"]
     lines += [f"| {v.label} | {tally[v]} | {v.meaning} |" for v in Verdict if tally[v]]
     envs = ", ".join(
-        f"`{_cell(e.label)}` ({_cell(e.device or '?')}, {e.platform})" for e in report.environments
+        f"`{_cell(e.label)}` ({_cell(e.hardware or e.device or '?')}, {e.platform})"
+        for e in report.environments
     )
     lines += ["", f"Environments: {envs or 'none'}", ""]
 

@@ -42,5 +42,7 @@ def render(report: Report, console: Console) -> None:
             _short(r.judgement.reason),
         )
     console.print(table)
-    envs = ", ".join(e.label for e in report.environments)
+    envs = ", ".join(
+        e.label + (f" on {e.hardware}" if e.hardware else "") for e in report.environments
+    )
     console.print(f"{report.summary_line()}  [dim]({envs})[/]", highlight=False)

@@ -20,6 +20,10 @@ class Environment:
     float64: bool = False
     interpreter: str = ""
     mgradcheck: str = ""
+    device_name: str | None = None  # the GPU, e.g. "NVIDIA H100 80GB HBM3"
+    device_memory: int | None = None  # its memory, in bytes
+    driver: str | None = None  # the NVIDIA driver's version
+    cuda: str | None = None  # the CUDA version that driver supports
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -32,6 +36,18 @@ class Environment:
     @property
     def label(self) -> str:
         return f"mlx {self.mlx or '?'} {self.backend or '?'} py{self.python}"
+
+    @property
+    def hardware(self) -> str:
+        """The GPU, its memory and driver, when there is one: for reports and progress lines."""
+        if not self.device_name:
+            return ""
+        parts = [self.device_name]
+        if self.device_memory:
+            parts.append(f"{self.device_memory / 2**30:.0f} GiB")
+        if self.driver:
+            parts.append(f"driver {self.driver}" + (f", CUDA {self.cuda}" if self.cuda else ""))
+        return ", ".join(parts)
 
 
 @dataclass(frozen=True)

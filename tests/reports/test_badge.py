@@ -20,7 +20,7 @@ SVG = "{http://www.w3.org/2000/svg}"
 
 def test_all_as_expected_is_green() -> None:
     b = badge.summarise(report(*(result(f"e{i}") for i in range(7))))
-    assert (b.label, b.message, b.tone) == ("mlx 0.32.4", "7/7 as expected", "green")
+    assert (b.label, b.message, b.tone) == ("mlx 0.32.4 (cpu)", "7/7 as expected", "green")
 
 
 @pytest.mark.parametrize(
@@ -57,9 +57,9 @@ def test_flaky_or_incomplete_is_amber() -> None:
 def test_label_names_every_release() -> None:
     envs = [environment(mlx=v) for v in ("0.32.4", "0.30.0", "0.31.1")]
     rep = report(*(result("a", env=e) for e in envs))
-    assert badge.summarise(rep).label == "mlx 0.30.0, 0.31.1, 0.32.4"
+    assert badge.summarise(rep).label == "mlx 0.30.0, 0.31.1, 0.32.4 (cpu)"
     more = report(*(result("a", env=environment(mlx=f"0.{n}.0")) for n in range(26, 33)))
-    assert badge.summarise(more).label == "mlx 0.26.0 to 0.32.0"
+    assert badge.summarise(more).label == "mlx 0.26.0 to 0.32.0 (cpu)"
     assert badge.summarise(rep, label="pytensor-mlx").label == "pytensor-mlx"
 
 

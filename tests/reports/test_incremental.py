@@ -143,7 +143,7 @@ def test_sigkill_mid_run_leaves_valid_reports_of_what_finished(tmp_path: Path) -
     assert "**Partial:** 1 of 2 entries" in out["s.md"].read_text()
     assert (
         ET.parse(out["b.svg"]).getroot().get("aria-label")
-        == "mlx 0.32.4: 1/1 as expected, incomplete"
+        == "mlx 0.32.4 (cpu): 1/1 as expected, incomplete"
     )
     assert json.loads(out["b.shields.json"].read_text())["message"] == "1/1 as expected, incomplete"
     leftovers = [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
@@ -196,6 +196,6 @@ def test_json_junit_summary_badge_and_table_agree(tmp_path: Path) -> None:
     assert endpoint["message"] == "2/4 as expected, 1 REGRESSED, 1 FIXED"
     assert endpoint["color"] == badges.TONES["red"]
     svg = ET.parse(out / "badge.svg").getroot()
-    assert svg.get("aria-label") == f"mlx 0.32.4: {endpoint['message']}"
+    assert svg.get("aria-label") == f"mlx 0.32.4 (cpu): {endpoint['message']}"
     for verdict_label in ("REGRESSED", "FIXED"):
         assert re.search(rf"\| {verdict_label} \| 1 \|", (out / "s.md").read_text())

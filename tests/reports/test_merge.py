@@ -138,10 +138,10 @@ def test_cli_merges_shards_and_backends_into_one_badge(
     assert sorted(s.get("tests", "") for s in suites) == ["3", "3"]
     assert "6 entries: 4 REGRESSED, 2 as expected" in (out / "m.md").read_text()
     endpoint = json.loads((out / "badge.shields.json").read_text())
-    assert endpoint["label"] == "mlx 0.31.1, 0.32.4"
+    assert endpoint["label"] == "mlx 0.31.1, 0.32.4 (cpu+cuda)"
     assert endpoint["message"] == "2/6 as expected, 4 REGRESSED"
     svg = ET.parse(out / "badge.svg").getroot()
-    assert svg.get("aria-label") == "mlx 0.31.1, 0.32.4: 2/6 as expected, 4 REGRESSED"
+    assert svg.get("aria-label") == "mlx 0.31.1, 0.32.4 (cpu+cuda): 2/6 as expected, 4 REGRESSED"
 
 
 def test_cli_badge_from_reports(shard_reports: list[Path], tmp_path: Path) -> None:
@@ -150,7 +150,7 @@ def test_cli_badge_from_reports(shard_reports: list[Path], tmp_path: Path) -> No
         "badge", *map(str, shard_reports[:2]), "-o", str(svg), "--endpoint", str(endpoint)
     )
     assert run.returncode == 0, run.stderr
-    assert run.stdout.strip() == "mlx 0.32.4: 1/3 as expected, 2 REGRESSED"
+    assert run.stdout.strip() == "mlx 0.32.4 (cpu): 1/3 as expected, 2 REGRESSED"
     assert ET.parse(svg).getroot().get("role") == "img"
     assert json.loads(endpoint.read_text())["color"]
 

@@ -35,6 +35,10 @@ ENV_KEYS = [
     "float64",
     "interpreter",
     "mgradcheck",
+    "device_name",
+    "device_memory",
+    "driver",
+    "cuda",
 ]
 
 
