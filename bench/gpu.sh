@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # On a machine with an NVIDIA GPU: the bundled corpus on every CUDA release asked for, their
 # matrix, the sweep on the newest release and on the last one before 0.32.0, and the corpus
-# timed on the GPU against the CPU of the same machine. Every report lands under one folder.
+# and the sweep timed on the GPU against the CPU of the same machine (timings.txt). Every
+# report lands under one folder.
 #
 #   bench/gpu.sh [OUT]                        # default OUT: gpu-reports/
 #
@@ -89,7 +90,13 @@ for v in $sweeps; do
 done
 run_on "$newest" cpu "sweep mlx $newest cpu" -- sweep -q -j "$jobs" --json "$out/sweep-$newest-cpu.json"
 
-if [ -z "${GPU_WHEELS:-}" ]; then
+# The matrix: of the reports just written (every release ran above), or, with an index,
+# installed anew through the results store.
+if [ -n "${GPU_WHEELS:-}" ]; then
+  from=()
+  for v in "${all[@]}"; do from+=("--from-report=$out/run-$v-cuda.json"); done
+  "${mgc[@]}" matrix -q "${from[@]}" --json "$out/matrix-cuda.json" --markdown "$out/matrix-cuda.md" || true
+else
   "${mgc[@]}" matrix -q -j 2 --backend "$backend" --versions ">=${all[0]}" \
     --json "$out/matrix-cuda.json" --markdown "$out/matrix-cuda.md" || true
 fi

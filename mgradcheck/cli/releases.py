@@ -25,6 +25,7 @@ from mgradcheck.cli.common import (
     say,
     version_option,
 )
+from mgradcheck.errors import UsageError
 from mgradcheck.exitcodes import ExitCode
 from mgradcheck.releases.regress import RegressOn
 
@@ -170,6 +171,15 @@ def bisect(
     type=click.Path(path_type=Path),
     help="Write the matrix as Markdown here ('-': print it instead of the table).",
 )
+@click.option(
+    "--from-report",
+    "from_reports",
+    multiple=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    metavar="FILE",
+    help="Make the matrix of 'run --json' reports made elsewhere (repeatable) instead of "
+    "installing releases: e.g. GPU runners, one report per release.",
+)
 @click.option("-q", "--quiet", is_flag=True, help="No progress display (the table still prints).")
 def matrix(
     ids: Sequence[str],
@@ -183,6 +193,7 @@ def matrix(
     no_cache: bool,
     json_path: Path | None,
     markdown_path: Path | None,
+    from_reports: Sequence[Path],
     quiet: bool,
 ) -> None:
     """Run entries (all, or IDS) on every installable MLX release and show where each one flips."""
@@ -198,8 +209,20 @@ def matrix(
     entries = stages.select(stages.load_corpus(corpus_paths), ids, tags)
     to_stdout = markdown_path == Path("-")
     check_writable_paths(json_path, None if to_stdout else markdown_path)
-    settings = dataclasses.replace(settings, use_cached=not no_cache)
-    result = matrix_of(entries, settings, version_range, regress_on, pattern, jobs, choose(quiet))
+    if from_reports:
+        from mgradcheck.releases.matrix import from_reports as judged_reports
+        from mgradcheck.reports.merge import read
+
+        try:
+            reports = read(from_reports)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        result = judged_reports(entries, reports, regress_on, pattern)
+    else:
+        settings = dataclasses.replace(settings, use_cached=not no_cache)
+        result = matrix_of(
+            entries, settings, version_range, regress_on, pattern, jobs, choose(quiet)
+        )
     if json_path is not None:
         _write_json(json_path, result.to_json())
     if to_stdout:

@@ -15,16 +15,17 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from packaging.version import Version
+from packaging.version import InvalidVersion, Version
 
 from mgradcheck.corpus.entry import Entry
 from mgradcheck.errors import Interrupted, UsageError
 from mgradcheck.outcomes import Outcome
 from mgradcheck.releases.bisect import COMPARE, tag
 from mgradcheck.releases.index import list_releases, parse_range
-from mgradcheck.releases.regress import Judged, RegressOn, State, judge_run, recorded
+from mgradcheck.releases.regress import Judged, RegressOn, State, judge, judge_run, recorded
 from mgradcheck.releases.runs import Settings, Status, run_release
 from mgradcheck.run.display import Progress
+from mgradcheck.run.results import Report
 from mgradcheck.run.runner import Runner
 
 if TYPE_CHECKING:
@@ -226,6 +227,52 @@ def matrix_of(
         )
     finally:
         progress.stop()
+
+
+def from_reports(
+    entries: Sequence[Entry],
+    reports: Sequence[Report],
+    regress_on: RegressOn = RegressOn.SIGNATURE,
+    pattern: str | None = None,
+) -> Matrix:
+    """The matrix of runs made elsewhere: ``run --json`` reports, one or more per release.
+
+    For machines the release machinery cannot reach (a GPU runner, a lent
+    machine without a package index): each report's results are judged as a
+    matrix cell of their release. Results of entries not in ``entries`` are left
+    out; reports of several backends are refused (one matrix is one backend).
+    """
+    known = {e.id: e for e in entries}
+    environments = [e for r in reports for e in r.environments if e.mlx]
+    backends = sorted({e.backend or "?" for e in environments})
+    if len(backends) != 1:
+        raise UsageError(
+            f"the reports hold results of {len(backends)} backends ({', '.join(backends) or 'none'}); "
+            "give one backend's reports"
+        )
+    cells: dict[tuple[str, Version], Judged] = {}
+    for report in reports:
+        for result in report.results:
+            entry = known.get(result.id)
+            if entry is None or result.environment.mlx is None:
+                continue
+            try:
+                version = Version(result.environment.mlx)
+            except InvalidVersion:
+                continue
+            state, reason = judge(entry, result.runs, regress_on, pattern)
+            cells[(entry.id, version)] = Judged(version, state, result.outcome_text, reason)
+    versions = tuple(sorted({v for _, v in cells}))
+    where = environments[0]
+    hardware = f", {where.hardware}" if where.hardware else ""
+    return Matrix(
+        f"{backends[0]} on {where.platform}{hardware}, from {len(reports)} reports",
+        backends[0],
+        regress_on,
+        versions,
+        tuple(e for e in entries if any((e.id, v) in cells for v in versions)),
+        cells,
+    )
 
 
 def _cell_text(matrix: Matrix, entry_id: str, version: Version) -> str:

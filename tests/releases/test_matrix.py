@@ -114,3 +114,34 @@ def test_the_command(fake_wheels: Path, tmp_path: Path) -> None:
     assert empty.exit_code == 2 and "within >=7" in empty.output
     bad = CliRunner().invoke(cli, [*args, *source, "--versions", "1.2..1.4"])
     assert bad.exit_code == 2 and "not a version range" in bad.output
+
+
+def test_a_matrix_of_reports_made_elsewhere(tmp_path: Path) -> None:
+    """GPU runners send their run reports; the matrix judges them without installing anything."""
+    from mgradcheck.outcomes import Outcome
+    from mgradcheck.reports import json_report
+    from tests.builders import report, result
+    from tests.conftest import environment
+
+    files = []
+    for version, outcome, message in (
+        ("1.2.0", Outcome.FAIL, "broken before 1.3 (this is 1.2.0)"),
+        ("1.3.0", Outcome.PASS, ""),
+    ):
+        env = environment(mlx=version, backend="cuda", device_name="Fake GPU")
+        path = tmp_path / f"run-{version}.json"
+        json_report.write(
+            report(result("fixed-in-1-3", outcome=outcome, env=env, message=message)), path
+        )
+        files.append(path)
+    corpus = ["--corpus", str(fake_mlx.FIXTURES)]
+    args = ["matrix", "fixed-in-1-3", *corpus, "--markdown", "-"]
+    done = CliRunner().invoke(cli, [*args, *(f"--from-report={f}" for f in files)])
+    assert done.exit_code == 0, done.output
+    assert "cuda on linux-x86_64, Fake GPU, from 2 reports" in done.stdout
+    assert "| 1.3.0 | **→ pass** |" in done.stdout and "| 1.2.0 | fail |" in done.stdout
+    assert "bad through 1.2.0, good from 1.3.0 (corpus: fixed_in 1.3.0)" in done.stdout
+    cpu = tmp_path / "cpu.json"
+    json_report.write(report(result("fixed-in-1-3", env=environment(mlx="1.2.0"))), cpu)
+    mixed = CliRunner().invoke(cli, [*args, f"--from-report={files[0]}", f"--from-report={cpu}"])
+    assert mixed.exit_code == 2 and "2 backends (cpu, cuda)" in mixed.output
