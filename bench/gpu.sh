@@ -9,12 +9,15 @@
 # Settings (environment variables):
 #   GPU_BACKEND   cuda13 (default) or cuda12: the mlx[...] extra to install
 #   GPU_RELEASES  the releases, oldest first (default: every release with a CUDA 13 build)
-#   GPU_SWEEP     the releases to sweep (default: the newest, and the last before 0.32.0)
+#   GPU_SWEEP     the releases to sweep (default: the newest, and the last before 0.32.0; none)
+#   GPU_CPU       0: skip the CPU timings (default 1)
+#   GPU_CPU_RELEASE  the release timed on the CPU too (default: the newest; needs mlx_cpu)
 #   GPU_WHEELS    a folder of wheels for a machine that reaches no package index: mlx-V-cp*.whl,
 #                 mlx_cuda_13-V-*.whl and, for the CPU timing, mlx_cpu-V-*.whl of each release.
 #                 The CUDA libraries (nvidia-cublas, -cuda-runtime, -cudnn...) must then be
 #                 installed in this Python already; each release goes into a folder of its own
 #                 beside them instead of a cached environment.
+#   SWEEP_ARGS    more options for every sweep (e.g. "--ops unary --budget 300")
 #   JOBS          children at once (default: the usable cores)
 #   MGRADCHECK    how to start mgradcheck (default: python3 -m mgradcheck)
 set -euo pipefail
@@ -31,11 +34,14 @@ for v in "${all[@]}"; do
   fi
 done
 sweeps=${GPU_SWEEP:-"$newest${before_fix:+ $before_fix}"}
+[ "$sweeps" = none ] && sweeps=""
+cpu=${GPU_CPU:-1}
+cpu_release=${GPU_CPU_RELEASE:-$newest}
 jobs=${JOBS:-$(python3 -c "import os; print(len(os.sched_getaffinity(0)))")}
 read -r -a mgc <<<"${MGRADCHECK:-python3 -m mgradcheck}"
 mkdir -p "$out"
 timings="$out/timings.txt"
-: >"$timings"
+touch "$timings"
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader >"$out/gpu.txt" || true
 
 # The environment of one release: a cached one (index reachable), or a folder beside the
@@ -44,7 +50,7 @@ site() { # site RELEASE FLAVOUR(cuda|cpu) -> a folder on PYTHONPATH holding that
   local v=$1 flavour=$2 dir
   dir="${TMPDIR:-/tmp}/mgradcheck-gpu/$flavour-$v"
   if [ ! -d "$dir/mlx" ]; then
-    local companion="$GPU_WHEELS/mlx_cuda_13-$v-"*.whl
+    local companion="$GPU_WHEELS/mlx_${backend/cuda/cuda_}-$v-"*.whl
     [ "$flavour" = cpu ] && companion="$GPU_WHEELS/mlx_cpu-$v-"*.whl
     # shellcheck disable=SC2086 # the globs are meant to expand
     python3 -m pip install -q --no-deps --no-index --target "$dir" "$GPU_WHEELS/mlx-$v-"*.whl $companion
@@ -78,23 +84,32 @@ for v in "${all[@]}"; do
   run_on "$v" cuda "corpus mlx $v cuda" -- run -q -j "$jobs" \
     --json "$out/run-$v-cuda.json" --junit "$out/run-$v-cuda.xml"
 done
+# Every CUDA run in the folder, this script's earlier ones included, merged into one report.
 "${mgc[@]}" report merge "$out"/run-*-cuda.json -o "$out/corpus-cuda.json" \
   --summary "$out/corpus-cuda.md" --badge "$out/badge-cuda.svg" || true
 
 # The same corpus on the CPU of the same machine, for the GPU/CPU ratio.
-run_on "$newest" cpu "corpus mlx $newest cpu" -- run -q -j "$jobs" --json "$out/run-$newest-cpu.json"
+if [ "$cpu" = 1 ]; then
+  run_on "$cpu_release" cpu "corpus mlx $cpu_release cpu" -- run -q -j "$jobs" \
+    --json "$out/run-$cpu_release-cpu.json"
+fi
 
 for v in $sweeps; do
+  # shellcheck disable=SC2086 # SWEEP_ARGS is a list of options
   run_on "$v" cuda "sweep mlx $v cuda" -- sweep -q -j "$jobs" \
-    --json "$out/sweep-$v-cuda.json" --emit "$out/found-$v-cuda"
+    --json "$out/sweep-$v-cuda.json" --emit "$out/found-$v-cuda" ${SWEEP_ARGS:-}
 done
-run_on "$newest" cpu "sweep mlx $newest cpu" -- sweep -q -j "$jobs" --json "$out/sweep-$newest-cpu.json"
+if [ "$cpu" = 1 ]; then
+  # shellcheck disable=SC2086 # SWEEP_ARGS is a list of options
+  run_on "$cpu_release" cpu "sweep mlx $cpu_release cpu" -- sweep -q -j "$jobs" \
+    --json "$out/sweep-$cpu_release-cpu.json" ${SWEEP_ARGS:-}
+fi
 
 # The matrix: of the reports just written (every release ran above), or, with an index,
 # installed anew through the results store.
 if [ -n "${GPU_WHEELS:-}" ]; then
   from=()
-  for v in "${all[@]}"; do from+=("--from-report=$out/run-$v-cuda.json"); done
+  for f in "$out"/run-*-cuda.json; do from+=("--from-report=$f"); done
   "${mgc[@]}" matrix -q "${from[@]}" --json "$out/matrix-cuda.json" --markdown "$out/matrix-cuda.md" || true
 else
   "${mgc[@]}" matrix -q -j 2 --backend "$backend" --versions ">=${all[0]}" \
