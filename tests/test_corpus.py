@@ -1,8 +1,10 @@
 """The bundled corpus against real MLX: each entry's outcome is the one its YAML claims.
 
 The first test runs on the MLX installed with mgradcheck; the network tests
-install real releases from the package index (one from before the fixes, and
-the newest) into cached environments and run the whole corpus there.
+install real releases from the package index into cached environments and run
+the whole corpus there: the three releases the corpus is held to (before the
+fixes of 0.32.0, the first with them, and the newest when the corpus was last
+widened), and whatever release is the newest today.
 """
 
 from __future__ import annotations
@@ -22,6 +24,9 @@ from tests.conftest import environment
 
 # The newest Linux release before the fixes of ml-explore/mlx#3633 (0.32.0).
 BEFORE_THE_FIXES = "0.31.2"
+# `mgradcheck run` must exit 0 on each: before the 0.32.0 fixes, the release that
+# made them, and the newest release when the corpus was last widened.
+HELD_TO = (BEFORE_THE_FIXES, "0.32.0", "0.32.4")
 
 
 def run_corpus(tmp_path: Path, *args: str) -> dict[str, Any]:
@@ -70,6 +75,18 @@ def installed_run(
         return run_corpus(tmp_path_factory.mktemp("installed"))
 
 
+def run_release(tmp_path: Path, release: str, installed_run: dict[str, Any]) -> dict[str, Any]:
+    """The corpus under a real release, reusing the installed MLX's run when it is that release."""
+    (installed,) = installed_run["environments"]
+    if Version(installed["mlx"]) == Version(release):
+        report = installed_run
+    else:
+        report = run_corpus(tmp_path, "--mlx", release)
+    check_claims(report)
+    assert {e["mlx"] for e in report["environments"]} == {release}
+    return report
+
+
 @pytest.mark.mlx
 @pytest.mark.slow
 def test_bundled_corpus_on_the_installed_mlx(installed_run: dict[str, Any]) -> None:
@@ -78,14 +95,15 @@ def test_bundled_corpus_on_the_installed_mlx(installed_run: dict[str, Any]) -> N
 
 @pytest.mark.network
 @pytest.mark.slow
-def test_bundled_corpus_before_the_fixes(real_cache: Path, tmp_path: Path) -> None:
-    report = run_corpus(tmp_path, "--mlx", BEFORE_THE_FIXES)
-    check_claims(report)
-    (env,) = report["environments"]
-    assert env["mlx"] == BEFORE_THE_FIXES
-    # Before the fixes most bugs reproduce: this run must see them, not only passes.
-    reproduced = [r["id"] for r in report["results"] if r["bug_expected"]]
-    assert len(reproduced) >= 5, reproduced
+@pytest.mark.parametrize("release", HELD_TO)
+def test_bundled_corpus_on_the_releases_it_is_held_to(
+    release: str, real_cache: Path, tmp_path: Path, installed_run: dict[str, Any]
+) -> None:
+    report = run_release(tmp_path, release, installed_run)
+    if release == BEFORE_THE_FIXES:
+        # Before the fixes most bugs reproduce: this run must see them, not only passes.
+        reproduced = [r["id"] for r in report["results"] if r["bug_expected"]]
+        assert len(reproduced) >= 20, reproduced
 
 
 @pytest.mark.network
@@ -96,11 +114,5 @@ def test_bundled_corpus_on_the_newest_release(
     from mgradcheck.releases.index import Source, Target, list_releases
 
     newest = list_releases(Source.from_options(), Target.current()).versions[-1]
-    assert newest >= Version("0.32.4")
-    (installed,) = installed_run["environments"]
-    if Version(installed["mlx"]) == newest:
-        report = installed_run  # the installed MLX is the newest release: no need to run twice
-    else:
-        report = run_corpus(tmp_path, "--mlx", str(newest))
-    check_claims(report)
-    assert {e["mlx"] for e in report["environments"]} == {str(newest)}
+    assert newest >= Version(HELD_TO[-1])
+    run_release(tmp_path, str(newest), installed_run)
