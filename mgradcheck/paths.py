@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 CACHEDIR_TAG = (
@@ -50,3 +54,50 @@ def kernel_dir(mlx: str | None, backend: str | None, python: str) -> Path:
 
 def last_report() -> Path:
     return cache_root() / "last-run.json"
+
+
+SCRATCH_PREFIX = "run-"
+_SCRATCH_LOCK = ".lock"
+
+
+@contextlib.contextmanager
+def run_scratch() -> Iterator[Path]:
+    """A directory private to one run (its probe, specs and results), removed when it ends.
+
+    Each lives under ``cache_root()/runs/`` and holds an flock on its own lock
+    file while the run lives: a directory of ours whose lock can be taken
+    belongs to a run that was killed, and is removed here, by the next run.
+    """
+    import fcntl
+
+    root = cache_root() / "runs"
+    root.mkdir(exist_ok=True)
+    _remove_stale(root)
+    path = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-", dir=root))
+    # Locked before it gets the name others look for, so no one sees it unlocked.
+    fd = os.open(path / "lock.new", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        os.rename(path / "lock.new", path / _SCRATCH_LOCK)
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+        os.close(fd)
+
+
+def _remove_stale(root: Path) -> None:
+    import fcntl
+
+    for path in root.glob(f"{SCRATCH_PREFIX}*"):
+        try:
+            fd = os.open(path / _SCRATCH_LOCK, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
+            continue  # not ours, or still being made: left alone
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            continue  # a live run holds it
+        else:
+            shutil.rmtree(path, ignore_errors=True)
+        finally:
+            os.close(fd)

@@ -9,9 +9,7 @@ instead of runs, which the callers read as Unknown.
 
 from __future__ import annotations
 
-import shutil
 import sys
-import tempfile
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -119,12 +117,7 @@ def _same_release(environment: Environment, version: Version) -> bool:
 
 def _prepare(env: envs.ReleaseEnv) -> tuple[ChildCommand, Environment]:
     """Probe the environment's interpreter; its children get the environment's own kernel cache."""
-    # Not inside the environment's directory: other commands may be probing it right now.
-    scratch = tempfile.mkdtemp(prefix="mgradcheck-probe-")
-    try:
-        return prepare(env.python, scratch=Path(scratch), kernels=env.kernels)
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+    return prepare(env.python, kernels=env.kernels)
 
 
 def _waiting(say: Status, version: Version) -> Callable[[], None]:

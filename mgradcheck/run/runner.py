@@ -10,6 +10,7 @@ marked as not run.
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import signal
 import tempfile
@@ -24,6 +25,7 @@ from mgradcheck import __version__
 from mgradcheck.corpus.entry import Entry
 from mgradcheck.errors import EnvironmentFailure, Interrupted
 from mgradcheck.outcomes import Outcome
+from mgradcheck.paths import run_scratch
 from mgradcheck.run.child_process import ChildCommand, LiveChild, harness_error, run_child
 from mgradcheck.run.display import Progress
 from mgradcheck.run.observation import Environment, Observation, not_run
@@ -52,7 +54,10 @@ class RunOutcome:
 
 
 def probe(command: ChildCommand, scratch: Path) -> Environment:
-    """Ask the target interpreter what it runs: MLX version, backend, device, Python."""
+    """Ask the target interpreter what it runs: MLX version, backend, device, Python.
+
+    ``scratch`` must be private to this run: the child's spec and result live there.
+    """
     observation, result = run_child(command, {"probe_only": True}, scratch / "probe", PROBE_TIMEOUT)
     if result is None or "environment" not in result:
         detail = observation.reason or observation.stderr.strip().splitlines()[-1:] or ""
@@ -142,7 +147,12 @@ class Runner:
 
     def run(self, entries: Sequence[Entry]) -> RunOutcome:
         """Run every entry; on an interrupt, stop the children and return what finished."""
-        scratch = Path(tempfile.mkdtemp(prefix="mgradcheck-run-", dir=self.scratch))
+        stack = contextlib.ExitStack()
+        if self.scratch is None:
+            scratch = stack.enter_context(run_scratch())
+        else:
+            scratch = Path(tempfile.mkdtemp(prefix="mgradcheck-run-", dir=self.scratch))
+            stack.callback(shutil.rmtree, scratch, ignore_errors=True)
         done: dict[str, EntryResult] = {}
         pending: dict[str, list[Observation | None]] = {}
         interrupted: Interrupted | None = None
@@ -181,7 +191,7 @@ class Runner:
                 self._stop_all()
             pool.shutdown(wait=True, cancel_futures=True)
             self.progress.stop()
-            shutil.rmtree(scratch, ignore_errors=True)
+            stack.close()
         results = [done.get(e.id) or self._result(e, [not_run()]) for e in entries]
         return RunOutcome(results, interrupted)
 

@@ -59,7 +59,6 @@ def select(
 
 def prepare(
     python: str,
-    scratch: Path | None = None,
     extra_env: dict[str, str] | None = None,
     kernels: Path | None = None,
 ) -> tuple[ChildCommand, Environment]:
@@ -69,10 +68,11 @@ def prepare(
     by default one directory per release under the cache root. A release
     environment passes its own, kept with it.
     """
-    from mgradcheck.paths import cache_root, kernel_dir
+    from mgradcheck.paths import kernel_dir, run_scratch
 
     base = ChildCommand(python, extra_env)
-    env = probe(base, scratch or cache_root())
+    with run_scratch() as scratch:  # private: other runs may be probing other interpreters
+        env = probe(base, scratch)
     if env.mlx is None:
         raise UsageError(
             f"MLX is not importable by {python}; install it (pip install 'mgradcheck[cpu]' on Linux) "
@@ -103,10 +103,6 @@ def execute(
     """
     started = now()
     memory = replace(command, memory_limit=options.memory_limit)
-    from mgradcheck.paths import cache_root
-
-    scratch = cache_root() / "runs"
-    scratch.mkdir(exist_ok=True)
     info = {"argv": sys.argv[1:], "cwd": os.getcwd(), **(meta or {})}
 
     def report(results: Sequence[EntryResult], interrupted: bool, **extra: Any) -> Report:
@@ -133,7 +129,7 @@ def execute(
             snapshot()
 
         snapshot()
-    runner = Runner(memory, env, options, progress, scratch, on_result=on_result)
+    runner = Runner(memory, env, options, progress, on_result=on_result)
     outcome = runner.run(entries)
     return report(outcome.results, outcome.interrupted is not None), outcome.interrupted
 
