@@ -15,6 +15,11 @@ import sys
 import time
 from pathlib import Path
 
+from click.testing import CliRunner
+
+from mgradcheck.cli import cli
+from mgradcheck.reports import json_report
+from tests import builders
 from tests.conftest import BEHAVIOURS
 
 MGRADCHECK = [sys.executable, "-m", "mgradcheck"]
@@ -118,3 +123,55 @@ def test_a_killed_runs_scratch_is_removed_by_the_next_run(tmp_path: Path) -> Non
     done = mgradcheck(*again, env={"MGRADCHECK_CACHE": str(cache)})
     assert done.returncode == 0, done.stderr
     assert list((cache / "runs").iterdir()) == []
+
+
+# Report options naming an input, as (argv, the input that must survive) in a corpus directory.
+def _overwrites(corpus: Path, report: Path) -> dict[str, tuple[list[str], Path]]:
+    entry = corpus / "passes.yaml"
+    link = corpus.parent / "link.json"
+    link.symlink_to(entry)
+    run = ["run", "passes", "--corpus"]
+    return {
+        "run --json the corpus file": ([*run, str(entry), "--json", str(entry)], entry),
+        "run --json a link to it": ([*run, str(entry), "--json", str(link)], entry),
+        "run --junit into the corpus directory": (
+            [*run, str(corpus), "--junit", str(corpus / "passes.yaml")],
+            entry,
+        ),
+        "run --summary a new corpus file": (
+            [*run, str(corpus), "--summary", str(corpus / "sub" / "x.yml")],
+            corpus / "sub" / "x.yml",
+        ),
+        "bisect --json": (
+            ["bisect", "passes", "--corpus", str(corpus), "--json", str(entry)],
+            entry,
+        ),
+        "matrix --markdown": (
+            ["matrix", "--corpus", str(entry), "--markdown", str(entry)],
+            entry,
+        ),
+        "report merge -o": (["report", "merge", str(report), "-o", str(report)], report),
+        "badge --endpoint": (
+            ["badge", str(report), "-o", str(corpus.parent / "b.svg"), "--endpoint", str(report)],
+            report,
+        ),
+    }
+
+
+def test_no_report_may_overwrite_an_input(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus"
+    (corpus / "sub").mkdir(parents=True)
+    (corpus / "passes.yaml").write_text((BEHAVIOURS / "passes.yaml").read_text())
+    report = tmp_path / "report.json"
+    json_report.write(builders.every_verdict(), report)
+    for i, (name, (args, kept)) in enumerate(_overwrites(corpus, report).items()):
+        before = kept.read_bytes() if kept.exists() else None
+        if i == 0:  # one as a real process; the rest in this one, for speed
+            refused = mgradcheck(*args)
+            code, stderr = refused.returncode, refused.stderr
+        else:
+            result = CliRunner().invoke(cli, args)
+            code, stderr = result.exit_code, result.output
+        assert code == 2, (name, stderr)
+        assert stderr.count("\n") == 1 and "which this command reads" in stderr, stderr
+        assert (kept.read_bytes() if kept.exists() else None) == before, name

@@ -133,7 +133,7 @@ def bisect(
 
     pattern = _pattern(regress_on, pattern)
     (entry,) = stages.select(stages.load_corpus(corpus_paths), [entry_id])
-    check_writable_paths(json_path)
+    check_writable_paths(json_path, inputs=stages.corpus_inputs(corpus_paths))
     settings = dataclasses.replace(settings, use_cached=not no_cache)
     result = bisect_entry(
         entry, settings, regress_on, pattern, good, bad, choose(quiet), corpus_args(corpus_paths)
@@ -208,7 +208,9 @@ def matrix(
         parse_range(version_range)  # a bad range is bad usage, said before anything runs
     entries = stages.select(stages.load_corpus(corpus_paths), ids, tags)
     to_stdout = markdown_path == Path("-")
-    check_writable_paths(json_path, None if to_stdout else markdown_path)
+    markdown = None if to_stdout else markdown_path
+    inputs = [*stages.corpus_inputs(corpus_paths), *(from_reports or ())]
+    check_writable_paths(json_path, markdown, inputs=inputs)
     if from_reports:
         from mgradcheck.releases.matrix import from_reports as judged_reports
         from mgradcheck.reports.merge import read

@@ -60,7 +60,7 @@ def merge_command(
 
     merged = _read(files)
     outputs = report_outputs(output, junit_path, summary_path, badge_path)
-    outputs.check()
+    outputs.check(inputs=files)
     write(merged, outputs)
     click.echo(f"merged {len(files)} reports: {merged.summary_line()}")
 
@@ -87,6 +87,6 @@ def badge(files: Sequence[Path], output: Path, endpoint: Path | None, label: str
     from mgradcheck.reports.outputs import Outputs
 
     merged = _read(files)
-    Outputs(badge=output, endpoint=endpoint).check()
+    Outputs(badge=output, endpoint=endpoint).check(inputs=files)
     badges.write(merged, output, endpoint, label)
     click.echo(badges.summarise(merged, label).text)

@@ -105,7 +105,7 @@ def run(
 
         entries = shard_select(entries, shard, repeat)
     outputs = report_outputs(json_path, junit_path, summary_path, badge_path)
-    outputs.check()
+    outputs.check(inputs=stages.corpus_inputs(corpus_paths))
     meta = {"shard": str(shard)} if shard is not None else {}
     options = RunOptions(
         jobs=jobs,

@@ -215,13 +215,16 @@ def check_document(doc: Document, problems: list[SourceError]) -> Entry | None:
     )  # fmt: skip
 
 
+CORPUS_SUFFIXES = (".yaml", ".yml")
+
+
 def corpus_files(paths: Sequence[Path]) -> list[Path]:
     """Expand directories into their ``*.yaml``/``*.yml`` files, sorted; keep files as given."""
     files: list[Path] = []
     for path in paths:
         if path.is_dir():
             files.extend(
-                sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file())
+                sorted(p for p in path.rglob("*") if p.suffix in CORPUS_SUFFIXES and p.is_file())
             )
         else:
             files.append(path)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from mgradcheck.atomic import check_writable
+from mgradcheck.corpus.loader import CORPUS_SUFFIXES
 from mgradcheck.errors import UsageError, WriteError
 from mgradcheck.run.results import Report
 
@@ -26,18 +28,46 @@ class Outputs:
         named = (self.json, *self.extra, self.junit, self.summary, self.badge, self.endpoint)
         return [p for p in named if p is not None]
 
-    def check(self) -> None:
+    def check(self, inputs: Sequence[Path] = ()) -> None:
+        """Fail now, before anything runs, on a report that cannot be written or would replace an input.
+
+        ``inputs`` are what the command reads (corpus files and directories,
+        report files): no report may be one of them, or a YAML file inside an
+        input directory, which the next run would read as a corpus file.
+        """
         seen: set[Path] = set()
         for path in self.paths():
             if path.resolve() in seen:
                 raise UsageError(f"{path} is named for two different reports")
             seen.add(path.resolve())
+            _refuse_input(path, inputs)
             check_writable(path)
 
 
-def check_writable_paths(*paths: Path | None) -> None:
+def _refuse_input(path: Path, inputs: Sequence[Path]) -> None:
+    target = path.resolve()
+    for given in inputs:
+        source = given.resolve()
+        if source.is_dir():
+            inside = source == target or source in target.parents
+            if inside and target.suffix in CORPUS_SUFFIXES:
+                raise UsageError(
+                    f"cannot write {path}: it would be a corpus file in {given}, which this command reads"
+                )
+        elif target == source or (target.exists() and _same_file(target, source)):
+            raise UsageError(f"cannot write {path}: it is {given}, which this command reads")
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.samefile(b)  # a hard link to the input is the input
+    except OSError:
+        return False
+
+
+def check_writable_paths(*paths: Path | None, inputs: Sequence[Path] = ()) -> None:
     """Fail now, before a long command, if a file it will write later cannot be written."""
-    Outputs(extra=tuple(p for p in paths if p is not None)).check()
+    Outputs(extra=tuple(p for p in paths if p is not None)).check(inputs)
 
 
 def report_outputs(

@@ -36,9 +36,14 @@ def display_path(path: Path) -> str:
         return str(path)
 
 
+def corpus_inputs(paths: Sequence[Path]) -> list[Path]:
+    """The corpus files and directories a command reads (the bundled corpus when none is given)."""
+    return list(paths) or [loader.bundled_corpus()]
+
+
 def load_corpus(paths: Sequence[Path]) -> list[Entry]:
     """Load the corpus (the bundled one when no path is given)."""
-    return loader.load(list(paths) or [loader.bundled_corpus()], display=display_path)
+    return loader.load(corpus_inputs(paths), display=display_path)
 
 
 def select(
