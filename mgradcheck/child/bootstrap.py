@@ -206,7 +206,9 @@ def main(argv: list[str]) -> int:
             result["message"] = f"exceeded the memory ceiling of {int(limit) >> 20} MiB"
     except SystemExit as exc:
         result.update(
-            status="error", exc_type="SystemExit", message=f"entry called sys.exit({exc.code!r})"
+            status="error",
+            exc_type="SystemExit",
+            message=_cap(f"entry called sys.exit({exc.code!r})"),
         )
     except BaseException as exc:  # noqa: BLE001 - whatever the entry raises is data
         result.update(status="error", **_describe(exc))
@@ -222,7 +224,18 @@ def _describe(exc: BaseException) -> dict[str, Any]:
 
     text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
     return {
-        "exc_type": type(exc).__name__,
-        "message": str(exc)[:TAIL],
-        "traceback": text[-TAIL:],
+        "exc_type": type(exc).__name__[:200],
+        "message": _cap(str(exc)),
+        "traceback": _cap(text),
     }
+
+
+def _cap(text: str) -> str:
+    """Head and tail of a text that may be huge (a check's observed array, say)."""
+    if len(text) <= TAIL:
+        return text
+    return (
+        text[: TAIL // 4]
+        + f"\n[... {len(text) - TAIL} characters not kept ...]\n"
+        + text[-(TAIL - TAIL // 4) :]
+    )

@@ -73,11 +73,10 @@ def corpus_args(corpus_paths: Sequence[Path]) -> list[str]:
 
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:
-    import json
-
     from mgradcheck.atomic import write_text
+    from mgradcheck.reports.json_report import dumps
 
-    write_text(path, json.dumps(data, indent=1) + "\n")
+    write_text(path, dumps(data, indent=1))
 
 
 @click.command(epilog=RegressOn.epilog())

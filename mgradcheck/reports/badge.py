@@ -10,7 +10,6 @@ keeps a 4.5:1 contrast, and the SVG names itself to screen readers
 
 from __future__ import annotations
 
-import json
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +19,7 @@ from packaging.version import InvalidVersion, Version
 
 from mgradcheck.atomic import write_text
 from mgradcheck.outcomes import Verdict
+from mgradcheck.reports import json_report
 from mgradcheck.reports.text import one_line
 from mgradcheck.run.results import Report
 
@@ -175,4 +175,4 @@ def write(
     if svg is not None:
         write_text(svg, render_svg(badge))
     if endpoint_json is not None:
-        write_text(endpoint_json, json.dumps(endpoint(badge), indent=2) + "\n")
+        write_text(endpoint_json, json_report.dumps(endpoint(badge)))

@@ -7,11 +7,17 @@ from pathlib import Path
 from typing import Any
 
 from mgradcheck.atomic import write_text
+from mgradcheck.run.observation import strict
 from mgradcheck.run.results import Report
 
 
+def dumps(data: Any, indent: int = 2) -> str:
+    """Strict JSON (RFC 8259) whatever a child wrote: no NaN, no lone surrogate."""
+    return json.dumps(strict(data), indent=indent, allow_nan=False) + "\n"
+
+
 def render(report: Report) -> str:
-    return json.dumps(report.to_json(), indent=2, sort_keys=False) + "\n"
+    return dumps(report.to_json())
 
 
 def write(report: Report, path: Path) -> None:
@@ -26,17 +32,20 @@ def load(path: Path) -> dict[str, Any]:
         raise ValueError(f"{path}: cannot read: {exc.strerror or exc}") from None
     except ValueError as exc:
         raise ValueError(f"{path}: not valid JSON: {exc}") from None
+    except RecursionError:
+        raise ValueError(f"{path}: not an mgradcheck report (nested too deeply)") from None
     if not isinstance(data, dict):
         raise ValueError(f"{path}: not an mgradcheck report")
-    return data
+    return dict(strict(data))
 
 
 def parse(data: dict[str, Any], path: Path) -> Report:
     """The report in ``data`` (read from ``path``); ValueError names the file."""
     try:
         return Report.from_json(data)
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ValueError(f"{path}: {exc}") from None
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        detail = f"missing {exc}" if isinstance(exc, KeyError) else str(exc)
+        raise ValueError(f"{path}: not a valid mgradcheck report ({detail})") from None
 
 
 def read(path: Path) -> Report:

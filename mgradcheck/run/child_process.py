@@ -13,6 +13,7 @@ import contextlib
 import json
 import os
 import signal
+import stat
 import subprocess
 import threading
 import time
@@ -23,12 +24,13 @@ from pathlib import Path
 from typing import Any
 
 from mgradcheck.outcomes import Outcome
-from mgradcheck.run.observation import Capture, Observation
+from mgradcheck.run.observation import Capture, Observation, strict
 
 LAUNCHER = Path(__file__).resolve().parent.parent / "child" / "launch.py"
 HEAD_BYTES = 16 * 1024
 TAIL_BYTES = 48 * 1024
 GRACE_SECONDS = 2.0
+RESULT_BYTES = 1 << 20  # a result holds capped texts (see bootstrap): far below this
 
 
 class _Drain(threading.Thread):
@@ -171,20 +173,51 @@ def run_child(
             drain.join()
     duration = time.monotonic() - started
     stdout, stderr = (d.capture().text() for d in drains)
-    result = _read_result(result_path)
+    result, unusable = _read_result(result_path)
     if live.stopped:
         return Observation(Outcome.NOT_RUN, duration, message="not run: the run was stopped"), None
-    return _observe(
-        process.returncode, timed_out, timeout, duration, stdout, stderr, result
-    ), result
+    observation = _observe(
+        process.returncode, timed_out, timeout, duration, stdout, stderr, result, unusable
+    )
+    return observation, result
 
 
-def _read_result(path: Path) -> dict[str, Any] | None:
+def _read_result(path: Path) -> tuple[dict[str, Any] | None, str]:
+    """The result the child wrote, or None and why not ("" when there is simply none).
+
+    The file is the child's to write, so it is read as untrusted: never through a
+    link, only if it is a regular file, and only up to :data:`RESULT_BYTES`.
+    """
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None  # missing or half-written: the child died before finishing it
-    return data if isinstance(data, dict) and isinstance(data.get("status"), str) else None
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None, ""  # the child died before writing it
+    except OSError as exc:
+        return None, f"its result file could not be opened ({exc.strerror or exc})"
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return None, "its result file is not a regular file"
+        if info.st_size > RESULT_BYTES:
+            return None, f"its result file holds {info.st_size} bytes, over the {RESULT_BYTES} read"
+        raw = b""
+        while len(raw) <= RESULT_BYTES and (chunk := os.read(fd, RESULT_BYTES + 1 - len(raw))):
+            raw += chunk
+    finally:
+        os.close(fd)
+    if len(raw) > RESULT_BYTES:
+        return None, f"its result file grew over the {RESULT_BYTES} bytes read"
+    try:
+        data = json.loads(raw.decode("utf-8", "replace"), parse_constant=_no_constant)
+    except ValueError:
+        return None, ""  # half-written: the child died while writing it
+    if not isinstance(data, dict) or not isinstance(data.get("status"), str):
+        return None, ""
+    return strict(data), ""
+
+
+def _no_constant(name: str) -> None:
+    return None  # NaN and Infinity are not JSON; read as null
 
 
 def harness_error(message: str, traceback: str = "") -> Observation:
@@ -214,6 +247,7 @@ def _observe(
     stdout: str,
     stderr: str,
     result: dict[str, Any] | None,
+    unusable: str = "",
 ) -> Observation:
     common: dict[str, Any] = {
         "duration": duration,
@@ -234,12 +268,16 @@ def _observe(
             **common,
         )
     if result is None:
+        why = f" ({unusable})" if unusable else ""
         return Observation(
-            Outcome.CRASH, message=f"exited with status {returncode} without a result", **common
+            Outcome.CRASH,
+            message=f"exited with status {returncode} without a result{why}",
+            **common,
         )
     status = result["status"]
+    exc_type = result.get("exc_type")
     fields: dict[str, Any] = {
-        "exc_type": result.get("exc_type"),
+        "exc_type": str(exc_type)[:200] if exc_type is not None else None,
         "message": str(result.get("message", "")),
         "traceback": str(result.get("traceback", "")),
         "result_written": True,

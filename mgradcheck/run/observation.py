@@ -2,10 +2,39 @@
 
 from __future__ import annotations
 
+import math
+import re
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from mgradcheck.outcomes import Outcome
+
+MESSAGE_CHARS = 4000  # of a message: its head and tail
+TRACEBACK_CHARS = 16000  # of a traceback
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def capped(text: str, limit: int) -> str:
+    """``text`` if it fits in ``limit`` characters, else its head and tail, saying how much was cut."""
+    if len(text) <= limit:
+        return text
+    head = limit // 4
+    tail = limit - head
+    return f"{text[:head]}\n[... {len(text) - limit} characters not kept ...]\n{text[-tail:]}"
+
+
+def strict(value: Any) -> Any:
+    """``value`` (decoded JSON) as strict JSON can hold it: lone surrogates become U+FFFD,
+    NaN and infinities None."""
+    if isinstance(value, str):
+        return value if value.isascii() else _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {strict(str(k)): strict(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [strict(v) for v in value]
+    return value
 
 
 @dataclass(frozen=True)
@@ -65,6 +94,14 @@ class Observation:
     stderr: str = ""
     result_written: bool = False
     harness_error: bool = False
+
+    def __post_init__(self) -> None:
+        # Whatever the child wrote, however this was made (a result, a report read back):
+        # every report holds a bounded head and tail of it.
+        for name, limit in (("message", MESSAGE_CHARS), ("traceback", TRACEBACK_CHARS)):
+            text = getattr(self, name)
+            if len(text) > limit:
+                object.__setattr__(self, name, capped(text, limit))
 
     @property
     def reason(self) -> str:

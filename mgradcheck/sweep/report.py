@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from pathlib import Path
 
 from mgradcheck.atomic import write_text
+from mgradcheck.reports import json_report
 from mgradcheck.sweep.execute import Status
 from mgradcheck.sweep.run import SweepReport
 
@@ -49,4 +49,4 @@ def render(report: SweepReport) -> str:
 
 
 def write_json(report: SweepReport, path: Path) -> None:
-    write_text(path, json.dumps(report.to_json(), indent=1) + "\n")
+    write_text(path, json_report.dumps(report.to_json(), indent=1))

@@ -1,0 +1,114 @@
+"""Children that attack the run through what they write: their result file and their text.
+
+Each test is a real ``python -m mgradcheck run`` over fixture entries in
+tests/fixtures/hostile that need no MLX; its timeout turns a hang into a failure.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import FIXTURES
+
+HOSTILE = FIXTURES / "hostile"
+MGRADCHECK = [sys.executable, "-m", "mgradcheck"]
+WAIT = 120.0  # a hang fails the test; no timing is asserted
+
+
+def run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    reports = ["--json", "r.json", "--junit", "r.xml", "--summary", "r.md", "--badge", "b.svg"]
+    return subprocess.run(
+        [*MGRADCHECK, "run", *args, *reports],
+        capture_output=True,
+        text=True,
+        timeout=WAIT,
+        check=False,
+        cwd=tmp_path,
+    )
+
+
+def strict_json(text: str) -> Any:
+    """Parse as RFC 8259 demands: no NaN or Infinity, no lone surrogate escape."""
+
+    def refuse(name: str) -> None:
+        raise ValueError(f"{name} is not JSON")
+
+    assert "\\ud8" not in text.lower() and "\\udc" not in text.lower()  # no surrogate halves
+    return json.loads(text, parse_constant=refuse)
+
+
+@pytest.fixture(scope="module")
+def hostile(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    where = tmp_path_factory.mktemp("hostile")
+    return where, run(where, "--corpus", str(HOSTILE), "-j", "2")
+
+
+def runs(where: Path) -> dict[str, dict[str, Any]]:
+    report = strict_json((where / "r.json").read_text(encoding="utf-8"))
+    return {r["id"]: r["runs"][0] for r in report["results"]}
+
+
+@pytest.mark.parametrize(
+    ("entry", "outcome", "why"),
+    [
+        ("links-its-result", "crash", "result file could not be opened"),
+        ("fifo-result", "crash", "result file is not a regular file"),
+        ("huge-result", "crash", "over the 1048576 read"),
+    ],
+)
+def test_the_result_file_is_read_only_as_a_small_regular_file(
+    hostile: tuple[Path, subprocess.CompletedProcess[str]], entry: str, outcome: str, why: str
+) -> None:
+    where, done = hostile
+    assert done.returncode == 1, done.stderr  # REGRESSED/UNEXPECTED verdicts, no error of ours
+    run = runs(where)[entry]
+    assert run["outcome"] == outcome
+    assert why in run["message"]
+
+
+def test_every_report_caps_a_huge_message(
+    hostile: tuple[Path, subprocess.CompletedProcess[str]],
+) -> None:
+    where, _ = hostile
+    message = runs(where)["huge-message"]["message"]
+    assert message.startswith("entry called sys.exit('HEAD") and message.endswith("TAIL')")
+    assert "characters not kept" in message and len(message) < 5000
+    for name in ("r.json", "r.xml", "r.md", "b.svg"):
+        assert (where / name).stat().st_size < 1 << 20, name
+
+
+def test_every_report_is_strict_json_or_well_formed_xml(
+    hostile: tuple[Path, subprocess.CompletedProcess[str]],
+) -> None:
+    where, _ = hostile
+    run = runs(where)["writes-bad-json"]
+    assert run["exc_type"] is None
+    assert run["message"].startswith("observed \ufffd [/]")
+    strict_json((where / "b.shields.json").read_text(encoding="utf-8"))
+    for name in ("r.xml", "b.svg"):
+        ET.parse(where / name)
+    (where / "r.md").read_text(encoding="utf-8")
+
+
+def test_a_result_linked_to_dev_zero_is_not_read(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    text = (HOSTILE / "fifo-result.yaml").read_text()
+    (corpus / "zero.yaml").write_text(
+        text.replace("fifo-result", "zero-result").replace(
+            "os.mkfifo(sys.argv[2])", "os.symlink('/dev/zero', sys.argv[2])"
+        )
+    )
+    done = run(tmp_path, "--corpus", str(corpus))
+    assert done.returncode == 1, done.stderr
+    (run_,) = runs(tmp_path).values()
+    assert run_["outcome"] == "crash" and "could not be opened" in run_["message"]
