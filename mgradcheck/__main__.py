@@ -10,6 +10,12 @@ import sys
 
 
 def main() -> None:
+    # A terminal or pipe that cannot encode a character (ASCII stdout, LC_ALL=C) shows it
+    # escaped: what the run printed must never change how it ends.
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
     try:
         from mgradcheck.cli import main as command_line
     except KeyboardInterrupt:

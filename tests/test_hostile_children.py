@@ -7,6 +7,7 @@ tests/fixtures/hostile that need no MLX; its timeout turns a hang into a failure
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -112,3 +113,21 @@ def test_a_result_linked_to_dev_zero_is_not_read(tmp_path: Path) -> None:
     assert done.returncode == 1, done.stderr
     (run_,) = runs(tmp_path).values()
     assert run_["outcome"] == "crash" and "could not be opened" in run_["message"]
+
+
+def test_an_ascii_terminal_changes_nothing_but_how_text_looks(tmp_path: Path) -> None:
+    for variables in ({"PYTHONIOENCODING": "ascii"}, {"LC_ALL": "C", "PYTHONUTF8": "0"}):
+        done = subprocess.run(
+            [*MGRADCHECK, "run", "hostile-title", "--corpus", str(HOSTILE)],
+            capture_output=True,
+            timeout=WAIT,
+            check=False,
+            env={
+                **os.environ,
+                **variables,
+                "PYTHONIOENCODING": variables.get("PYTHONIOENCODING", ""),
+            },
+        )
+        assert done.returncode == 0, done.stderr.decode(errors="replace")
+        assert b"Traceback" not in done.stderr
+        assert b"hostile-title" in done.stdout and b"\\u20" in done.stdout  # escaped, not lost
