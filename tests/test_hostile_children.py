@@ -115,6 +115,30 @@ def test_a_result_linked_to_dev_zero_is_not_read(tmp_path: Path) -> None:
     assert run_["outcome"] == "crash" and "could not be opened" in run_["message"]
 
 
+def test_text_from_a_child_or_a_corpus_is_shown_never_obeyed(
+    hostile: tuple[Path, subprocess.CompletedProcess[str]],
+) -> None:
+    where, done = hostile
+    assert "Traceback" not in done.stderr and done.returncode == 1, done.stderr
+    terminal = done.stdout + done.stderr
+    assert "\x1b" not in terminal and "\x07" not in terminal
+    for shown in ("[/]", "[nan, nan]", "[broadcast_shapes]", "\\x1b"):
+        assert shown in done.stdout, shown  # the reason column, as the child wrote it
+    summary = (where / "r.md").read_text(encoding="utf-8")
+    assert "\\[a\\](http://x)" in summary and "\\*x\\*" in summary
+    assert "[a](http://x)" not in summary.replace("\\[a\\](http://x)", "")
+    for command in (["show", "hostile-title"], ["list"]):
+        shown = subprocess.run(
+            [*MGRADCHECK, *command, "--corpus", str(HOSTILE)],
+            capture_output=True,
+            text=True,
+            timeout=WAIT,
+            check=True,
+        )
+        assert "\x1b" not in shown.stdout and "\x07" not in shown.stdout, command
+        assert "\\x1b]0;pwned\\x07, [/] closes markup" in shown.stdout
+
+
 def test_an_ascii_terminal_changes_nothing_but_how_text_looks(tmp_path: Path) -> None:
     for variables in ({"PYTHONIOENCODING": "ascii"}, {"LC_ALL": "C", "PYTHONUTF8": "0"}):
         done = subprocess.run(

@@ -17,6 +17,7 @@ from mgradcheck.cli.common import CORPUS_OPTION, handle_errors
 def list_(corpus_paths: Sequence[Path], tags: Sequence[str]) -> None:
     """List the corpus entries: id, expected signature, fix release, title."""
     from mgradcheck.run import stages
+    from mgradcheck.run.display import printable
 
     entries = stages.load_corpus(corpus_paths)
     for e in entries:
@@ -26,7 +27,7 @@ def list_(corpus_paths: Sequence[Path], tags: Sequence[str]) -> None:
         status = "fixed in " + "/".join(fixed) if fixed else ("open" if e.bug.affects else "guard")
         if e.upstream.report is None:
             status += ", unreported"
-        click.echo(f"{e.id:<32} {status:<16} {e.title}")
+        click.echo(f"{e.id:<32} {status:<16} {printable(e.title)}")
 
 
 @click.command()

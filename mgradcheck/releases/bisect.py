@@ -20,7 +20,7 @@ from mgradcheck.releases.index import Listing, list_releases
 from mgradcheck.releases.regress import Judged, RegressOn, State, judge_run, recorded
 from mgradcheck.releases.runs import Settings, Status, run_release
 from mgradcheck.releases.search import Satisfies, least_satisfying, steps_left
-from mgradcheck.run.display import Progress
+from mgradcheck.run.display import Progress, markup_safe
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -382,7 +382,7 @@ def render(result: BisectResult, console: Console) -> None:
         step = f"#{order[version]}" + (" stored" if probe.cached else "")
         state = f"[{probe.state.colour}]{probe.state.label}[/]{edge}"
         reason = probe.reason.strip().splitlines()[0] if probe.reason.strip() else ""
-        table.add_row(str(version), step, state, probe.outcome, reason)
+        table.add_row(str(version), step, state, probe.outcome, markup_safe(reason))
     console.print(table)
     console.print(f"[bold]{result.headline()}[/]")
     if result.compare_url:
@@ -392,6 +392,6 @@ def render(result: BisectResult, console: Console) -> None:
             f"could not judge between them: {', '.join(map(str, result.unknown_between))}"
         )
     if result.recorded:
-        console.print(f"note: {result.recorded}", soft_wrap=True)
+        console.print(f"note: {markup_safe(result.recorded)}", soft_wrap=True)
     if result.reproduce:
         console.print(f"reproduce with: {result.reproduce}", soft_wrap=True, markup=False)

@@ -24,7 +24,7 @@ from mgradcheck.releases.bisect import COMPARE, tag
 from mgradcheck.releases.index import list_releases, parse_range
 from mgradcheck.releases.regress import Judged, RegressOn, State, judge, judge_run, recorded
 from mgradcheck.releases.runs import Settings, Status, run_release
-from mgradcheck.run.display import Progress
+from mgradcheck.run.display import Progress, markup_safe
 from mgradcheck.run.results import Report
 from mgradcheck.run.runner import Runner
 
@@ -359,7 +359,7 @@ def render_table(matrix: Matrix, console: Console) -> None:
             text = _cell_text(matrix, entry_id, version)
             mark = "→ " if version in flips[entry_id] else ""
             style = f"bold {cell.state.colour}" if mark else cell.state.colour
-            row.append(f"[{style}]{mark}{text}[/]")
+            row.append(f"[{style}]{mark}{markup_safe(text)}[/]")
         table.add_row(str(version), *row)
     console.print(table)
     console.print(
@@ -368,4 +368,4 @@ def render_table(matrix: Matrix, console: Console) -> None:
         highlight=False,
     )
     for line in _flip_lines(matrix, markdown=False):
-        console.print(line, highlight=False, soft_wrap=True)
+        console.print(markup_safe(line), highlight=False, soft_wrap=True)

@@ -43,7 +43,9 @@ def parse(data: dict[str, Any], path: Path) -> Report:
     """The report in ``data`` (read from ``path``); ValueError names the file."""
     try:
         return Report.from_json(data)
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
+    except (KeyError, TypeError, AttributeError) as exc:
         detail = f"missing {exc}" if isinstance(exc, KeyError) else str(exc)
         raise ValueError(f"{path}: not a valid mgradcheck report ({detail})") from None
 

@@ -9,6 +9,7 @@ the end with a note saying how many.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from mgradcheck.atomic import write_text
@@ -21,16 +22,27 @@ REASON_CHARS = 160
 _RESERVE = 600  # bytes kept back for the closing lines and the truncation note
 
 
+_ENTITIES = (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"))
+# Markdown's own punctuation: emphasis, links, images, code, strike-through, table cells.
+_MARKDOWN = re.compile(r"([\\`*_\[\]~!|])")
+
+
 def _cell(text: str, width: int = REASON_CHARS) -> str:
+    """One table cell of text a child or a corpus controls: shown as written, never as markup."""
     line = one_line(text, width)
-    for char, escaped in (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"), ("|", "\\|")):
+    for char, escaped in _ENTITIES:
         line = line.replace(char, escaped)
-    return line
+    return _MARKDOWN.sub(r"\\\1", line)
+
+
+def _code(text: str) -> str:
+    """A code span in a table cell (backslashes are literal there: no backtick, no bare pipe)."""
+    return "`" + one_line(text, REASON_CHARS).replace("`", "'").replace("|", "\\|") + "`"
 
 
 def _row(r: EntryResult, columns: tuple[str, ...]) -> str:
     values = {
-        "entry": f"`{_cell(r.id)}`",
+        "entry": _code(r.id),
         "environment": _cell(r.environment.label),
         "outcome": _cell(r.outcome_text + (" (flaky)" if r.judgement.flaky else "")),
         "verdict": f"**{r.verdict.label}**" if r.verdict.is_failure else r.verdict.label,
@@ -64,7 +76,7 @@ def render(report: Report, limit: int = GITHUB_LIMIT) -> str:
     lines += ["| verdict | entries | meaning |", "|---|--:|---|"]
     lines += [f"| {v.label} | {tally[v]} | {v.meaning} |" for v in Verdict if tally[v]]
     envs = ", ".join(
-        f"`{_cell(e.label)}` ({_cell(e.hardware or e.device or '?')}, {e.platform})"
+        f"{_code(e.label)} ({_cell(e.hardware or e.device or '?')}, {_cell(e.platform)})"
         for e in report.environments
     )
     lines += ["", f"Environments: {envs or 'none'}", ""]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import textwrap
 
 from mgradcheck.corpus.entry import BACKENDS, Entry
+from mgradcheck.run.display import printable
 
 
 def _expectation(entry: Entry) -> list[str]:
@@ -87,4 +88,4 @@ def render(entry: Entry) -> str:
         out += ["  " + line for line in entry.code.rstrip().splitlines()]
     elif entry.gradcheck is not None:
         out += [f"  gradcheck: {dict(entry.gradcheck)}"]
-    return "\n".join(out)
+    return printable("\n".join(out))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mgradcheck.run.display import markup_safe
 from mgradcheck.run.results import Report
 
 if TYPE_CHECKING:
@@ -34,15 +35,17 @@ def render(report: Report, console: Console) -> None:
         colour = r.verdict.colour
         flaky = " (flaky)" if r.judgement.flaky else ""
         table.add_row(
-            r.id,
-            _short(r.title, 50),
+            markup_safe(r.id),
+            markup_safe(_short(r.title, 50)),
             r.outcome_text + flaky,
             f"[{colour}]{r.verdict.label}[/]",
             f"{r.duration:.1f}s",
-            _short(r.judgement.reason),
+            markup_safe(_short(r.judgement.reason)),
         )
     console.print(table)
-    envs = ", ".join(
-        e.label + (f" on {e.hardware}" if e.hardware else "") for e in report.environments
+    envs = markup_safe(
+        ", ".join(
+            e.label + (f" on {e.hardware}" if e.hardware else "") for e in report.environments
+        )
     )
     console.print(f"{report.summary_line()}  [dim]({envs})[/]", highlight=False)

@@ -9,12 +9,42 @@ worker threads: releases run in parallel in ``matrix``.
 
 from __future__ import annotations
 
+import re
 import sys
 import threading
 from typing import IO, TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+# What a terminal would act on instead of showing: C0 controls but newline and tab (an
+# escape sequence can retitle the terminal, forge a link, move the cursor), DEL, C1
+# controls, the bidirectional overrides, line and paragraph separators, and the lone
+# surrogates a child's undecodable output becomes.
+_CONTROL = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]"
+)
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def printable(text: str) -> str:
+    """``text`` safe to show on a terminal: every control character written as an escape.
+
+    Text a child or a corpus controls (messages, tracebacks, output tails, titles)
+    goes through this before any display; newlines and tabs are kept.
+    """
+    return _CONTROL.sub(_escape, text)
+
+
+def markup_safe(text: str) -> str:
+    """``text`` for a Rich string that holds markup of ours: printable, its brackets escaped."""
+    from rich.markup import escape
+
+    return escape(printable(text))
 
 
 class Progress(Protocol):
@@ -54,7 +84,7 @@ class PlainProgress:
         self._lock = threading.Lock()
 
     def _print(self, text: str) -> None:
-        print(text, file=self.stream, flush=True)
+        print(printable(text), file=self.stream, flush=True)
 
     def start(self, title: str, total: int | None = None) -> None:
         with self._lock:
@@ -110,16 +140,17 @@ class RichProgress:
 
     def start(self, title: str, total: int | None = None) -> None:
         self.progress.start()
-        self.task = self.progress.add_task("", total=total, title=title)
+        # The title column renders markup (bold); the status column does not.
+        self.task = self.progress.add_task("", total=total, title=markup_safe(title))
 
     def status(self, text: str) -> None:
         if self.task is not None:
-            self.progress.update(self.task, description=text)
+            self.progress.update(self.task, description=printable(text))
 
     def line(self, text: str, style: str = "") -> None:
         from rich.text import Text
 
-        self.progress.console.print(Text(f"  {text}", style=style), highlight=False)
+        self.progress.console.print(Text(f"  {printable(text)}", style=style), highlight=False)
 
     def advance(self, count: int = 1) -> None:
         if self.task is not None:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from mgradcheck.atomic import write_text
 from mgradcheck.reports import json_report
+from mgradcheck.run.display import printable
 from mgradcheck.sweep.execute import Status
 from mgradcheck.sweep.run import SweepReport
 
@@ -45,7 +46,7 @@ def render(report: SweepReport) -> str:
         lines.append(
             f"  {not_run} runs not started: the budget of {report.budget:.0f}s ran out (raise --budget)"
         )
-    return "\n".join(lines)
+    return printable("\n".join(lines))  # findings quote what MLX printed
 
 
 def write_json(report: SweepReport, path: Path) -> None:
