@@ -128,15 +128,15 @@ def test_text_from_a_child_or_a_corpus_is_shown_never_obeyed(
     assert "\\[a\\](http://x)" in summary and "\\*x\\*" in summary
     assert "[a](http://x)" not in summary.replace("\\[a\\](http://x)", "")
     for command in (["show", "hostile-title"], ["list"]):
-        shown = subprocess.run(
+        listed = subprocess.run(
             [*MGRADCHECK, *command, "--corpus", str(HOSTILE)],
             capture_output=True,
             text=True,
             timeout=WAIT,
             check=True,
         )
-        assert "\x1b" not in shown.stdout and "\x07" not in shown.stdout, command
-        assert "\\x1b]0;pwned\\x07, [/] closes markup" in shown.stdout
+        assert "\x1b" not in listed.stdout and "\x07" not in listed.stdout, command
+        assert "\\x1b]0;pwned\\x07, [/] closes markup" in listed.stdout
 
 
 def test_an_ascii_terminal_changes_nothing_but_how_text_looks(tmp_path: Path) -> None:

@@ -735,3 +735,20 @@ def test_validating_a_corpus_never_runs_its_code(
         result = runner.invoke(cli, args)
         assert result.exit_code == 0, result.output
     assert not marker.exists() and no_subprocess.calls == []
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_an_installer_dies_with_a_command_killed_by_sigkill(
+    fake_wheels: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    hanging_uv: tuple[dict[str, str], Path],
+    launch: Launch,
+) -> None:
+    monkeypatch.setenv("MGRADCHECK_CACHE", str(tmp_path / "cache"))
+    extra, ready = hanging_uv
+    hung = launch(["envs", "path", "1.1.0", "-q", *source(fake_wheels)], extra)
+    installer, _ = map(int, hung.wait_for(ready).split())
+    hung.process.send_signal(signal.SIGKILL)  # mgradcheck alone, as the OOM killer would
+    hung.process.wait(WAIT)
+    assert survivors([installer]) == []

@@ -28,6 +28,7 @@ import re
 import shutil
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -43,6 +44,7 @@ from mgradcheck.errors import EnvironmentFailure
 from mgradcheck.paths import cache_root, safe_name
 from mgradcheck.releases.cuda import check_driver
 from mgradcheck.releases.index import Source, Target
+from mgradcheck.run.child_process import LAUNCHER
 
 FORMAT = 1
 SCHEMA = "mgradcheck-env"
@@ -244,12 +246,13 @@ def _run_logged(
         out.write(f"$ {' '.join(argv)}\n".encode())
         out.flush()
         process = subprocess.Popen(
-            list(argv),
+            # Through the child launcher, which makes the installer die with us.
+            [sys.executable, str(LAUNCHER), "--exec", *argv],
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=subprocess.STDOUT,
             cwd=cwd,
-            env=env,
+            env={**env, "MGRADCHECK_PARENT": str(os.getpid())},
             # Its own group, so that stopping it (Ctrl-C, SIGTERM, --timeout) takes the
             # processes it started with it, and a terminal's Ctrl-C reaches only us.
             start_new_session=True,

@@ -1,10 +1,11 @@
 """Spawn one child interpreter, watch it, and describe what it did.
 
 The child runs in its own session and process group, stdin closed, under
-``-X faulthandler``. Its output is drained by reader threads that keep only a
-capped head and tail, so a child printing gigabytes costs the parent a few
-hundred kilobytes. When the child ends (or times out) the whole group is
-killed, grandchildren included, before the readers are joined.
+``-X faulthandler``, contained as :mod:`~mgradcheck.run.containment` says. The
+thread that starts it polls its two pipes and its exit, keeping only a capped
+head and tail of each stream, so a child printing gigabytes costs the parent a
+few hundred kilobytes. When the child ends (or times out) everything it left
+running is killed, and its pipes are read for a bounded time more.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import select
 import signal
 import stat
 import subprocess
@@ -24,43 +26,37 @@ from pathlib import Path
 from typing import Any
 
 from mgradcheck.outcomes import Outcome
+from mgradcheck.run import containment
 from mgradcheck.run.observation import Capture, Observation, strict
 
 LAUNCHER = Path(__file__).resolve().parent.parent / "child" / "launch.py"
 HEAD_BYTES = 16 * 1024
 TAIL_BYTES = 48 * 1024
 GRACE_SECONDS = 2.0
+DRAIN_SECONDS = 2.0  # how long the pipes are read once the child has exited
 RESULT_BYTES = 1 << 20  # a result holds capped texts (see bootstrap): far below this
 
 
-class _Drain(threading.Thread):
-    """Read a pipe to its end, keeping the first and last bytes only."""
+class _Capped:
+    """The first and last bytes of a stream, and how many passed between."""
 
-    def __init__(self, fd: int) -> None:
-        super().__init__(daemon=True)
-        self.fd = fd
+    def __init__(self) -> None:
         self.head = bytearray()
         self.tail: deque[bytes] = deque()
         self.tail_size = 0
         self.total = 0
 
-    def run(self) -> None:
-        try:
-            while chunk := os.read(self.fd, 65536):
-                self.total += len(chunk)
-                room = HEAD_BYTES - len(self.head)
-                if room > 0:
-                    self.head += chunk[:room]
-                    chunk = chunk[room:]
-                if chunk:
-                    self.tail.append(chunk)
-                    self.tail_size += len(chunk)
-                    while self.tail_size - len(self.tail[0]) >= TAIL_BYTES:
-                        self.tail_size -= len(self.tail.popleft())
-        except OSError:
-            pass
-        finally:
-            os.close(self.fd)
+    def add(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        room = HEAD_BYTES - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        if chunk:
+            self.tail.append(chunk)
+            self.tail_size += len(chunk)
+            while self.tail_size - len(self.tail[0]) >= TAIL_BYTES:
+                self.tail_size -= len(self.tail.popleft())
 
     def capture(self) -> Capture:
         tail = b"".join(self.tail)[-TAIL_BYTES:]
@@ -123,6 +119,7 @@ def run_child(
     with contextlib.suppress(FileNotFoundError):
         result_path.unlink()
     started = time.monotonic()
+    box = containment.box()
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     try:
@@ -132,47 +129,29 @@ def run_child(
             stdout=out_w,
             stderr=err_w,
             cwd=workdir,
-            env=command.env(),
+            env={**command.env(), **box.env},
             start_new_session=True,
+            pass_fds=box.pass_fds,
         )
     except OSError as exc:
         for fd in (out_r, out_w, err_r, err_w):
             os.close(fd)
+        box.discard()
         return harness_error(f"cannot start {command.python}: {exc.strerror or exc}"), None
     os.close(out_w)
     os.close(err_w)
-    drains = [_Drain(out_r), _Drain(err_r)]
-    for drain in drains:
-        drain.start()
     live = LiveChild(process)
     if on_start is not None:
         on_start(live)
-    # Popen.wait(timeout) polls with sleeps of up to 50 ms, a cost paid by every
-    # entry; a blocking wait in a thread wakes the moment the child exits.
-    exited = threading.Event()
-
-    def wait_for_exit() -> None:
-        process.wait()
-        exited.set()
-
-    waiter = threading.Thread(target=wait_for_exit, daemon=True)
-    waiter.start()
-    timed_out = False
-    try:
-        if not exited.wait(timeout):
-            timed_out = True
-            live.kill_group(signal.SIGTERM)
-            if not exited.wait(GRACE_SECONDS):
-                live.kill_group(signal.SIGKILL)
-                exited.wait()
-    finally:
-        # The child is gone; take anything it left behind in its group with it.
-        live.kill_group(signal.SIGKILL)
-        waiter.join()
-        for drain in drains:
-            drain.join()
+    streams = {out_r: _Capped(), err_r: _Capped()}
+    timed_out, held = _watch(live, streams, timeout, lambda: box.clean(process.pid))
     duration = time.monotonic() - started
-    stdout, stderr = (d.capture().text() for d in drains)
+    stdout, stderr = (s.capture().text() for s in streams.values())
+    if held:
+        stderr += (
+            f"\n[mgradcheck: stopped reading {DRAIN_SECONDS:g}s after the child exited: "
+            "a process it started still held its output open]\n"
+        )
     result, unusable = _read_result(result_path)
     if live.stopped:
         return Observation(Outcome.NOT_RUN, duration, message="not run: the run was stopped"), None
@@ -180,6 +159,95 @@ def run_child(
         process.returncode, timed_out, timeout, duration, stdout, stderr, result, unusable
     )
     return observation, result
+
+
+def _exit_signal(process: subprocess.Popen[bytes]) -> tuple[int, Callable[[], None]]:
+    """A file descriptor that becomes readable when ``process`` exits, and how to close it."""
+    opener = getattr(os, "pidfd_open", None)
+    if opener is not None:
+        with contextlib.suppress(OSError):
+            fd = int(opener(process.pid))
+            return fd, lambda: os.close(fd)
+    # No pidfd (macOS): a thread's blocking wait says so through a pipe. (Popen.wait with
+    # a timeout polls with sleeps of up to 50 ms, a cost every entry would pay.)
+    read_end, write_end = os.pipe()
+
+    def wait() -> None:
+        process.wait()
+        os.write(write_end, b"x")
+
+    threading.Thread(target=wait, daemon=True).start()
+
+    def close() -> None:
+        os.close(read_end)
+        os.close(write_end)
+
+    return read_end, close
+
+
+def _watch(
+    live: LiveChild, streams: dict[int, _Capped], timeout: float, on_exit: Callable[[], None]
+) -> tuple[bool, bool]:
+    """Drain the child's pipes until it has exited and they are closed; end it on its timeout.
+
+    One thread, one ``poll`` over both pipes and the child's exit. Once the child has
+    exited, ``on_exit`` ends whatever it left running, and the pipes are read for
+    :data:`DRAIN_SECONDS` at most: a process that escaped every net and keeps them
+    open cannot hold the run. Returns (timed out, pipes still held open).
+    """
+    process = live.process
+    exit_fd, close_exit = _exit_signal(process)
+    poller = select.poll()
+    for fd in (*streams, exit_fd):
+        poller.register(fd, select.POLLIN)
+    open_fds = set(streams)
+    deadline = time.monotonic() + timeout
+    timed_out = False
+    drain_until: float | None = None
+    try:
+        while open_fds or drain_until is None:
+            now = time.monotonic()
+            if drain_until is not None:
+                if now >= drain_until:
+                    break
+                wake = drain_until
+            elif now >= deadline:
+                if timed_out:  # the grace is over
+                    live.kill_group(signal.SIGKILL)
+                    deadline = float("inf")
+                else:
+                    timed_out = True
+                    live.kill_group(signal.SIGTERM)
+                    deadline = now + GRACE_SECONDS
+                continue
+            else:
+                wake = deadline
+            wait_ms = None if wake == float("inf") else max(0, int((wake - now) * 1000) + 1)
+            for fd, _ in poller.poll(wait_ms):
+                if fd == exit_fd:
+                    poller.unregister(exit_fd)
+                    process.wait()
+                    on_exit()
+                    drain_until = time.monotonic() + DRAIN_SECONDS
+                    continue
+                try:
+                    chunk = os.read(fd, 65536)
+                except OSError:
+                    chunk = b""
+                if chunk:
+                    streams[fd].add(chunk)
+                else:
+                    poller.unregister(fd)
+                    open_fds.discard(fd)
+    finally:
+        close_exit()
+        for fd in streams:
+            os.close(fd)
+        if process.returncode is None:  # only on our own error: leave nothing behind
+            live.kill_group(signal.SIGKILL)
+            process.wait()
+            on_exit()
+    return timed_out, bool(open_fds)
 
 
 def _read_result(path: Path) -> tuple[dict[str, Any] | None, str]:
