@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
+import re
 import tempfile
+import threading
 from pathlib import Path
 
 from mgradcheck.errors import WriteError
@@ -28,15 +31,54 @@ def _mode_for(path: Path) -> int:
         return 0o644 & ~_UMASK
 
 
+_swept: set[str] = set()
+_swept_lock = threading.Lock()
+
+
+def _sweep(path: Path) -> None:
+    """Remove the temporary files a killed writer of ``path`` left, once per path and process.
+
+    Only names of our own making (``.NAME.XXXXXXXX.tmp`` or ``.probe``), and only
+    when unlocked: a writer holds an flock on its temporary file while it writes.
+    """
+    key = os.path.abspath(path)
+    with _swept_lock:
+        if key in _swept:
+            return
+        _swept.add(key)
+    ours = re.compile(rf"\.{re.escape(path.name)}\.[a-z0-9_]{{8}}\.(tmp|probe)")
+    try:
+        names = os.listdir(path.parent if str(path.parent) else ".")
+    except OSError:
+        return
+    for name in names:
+        if not ours.fullmatch(name):
+            continue
+        stale = path.parent / name
+        try:
+            fd = os.open(stale, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            os.unlink(stale)
+        except OSError:
+            pass  # being written right now, or already gone
+        finally:
+            os.close(fd)
+
+
 def write_text(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary file in the same directory."""
     path = Path(path)
     data = text.encode("utf-8")
+    _sweep(path)
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
     except OSError as exc:
         raise WriteError(f"cannot write {path}: {exc.strerror or exc}") from None
     try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # ours while we write: no sweep removes it
         # mkstemp makes the file 0600; a report is for others to read too.
         os.fchmod(fd, _mode_for(path))
         with os.fdopen(fd, "wb") as f:
@@ -64,6 +106,7 @@ def check_writable(path: Path) -> None:
         raise WriteError(f"cannot write {path}: it is a directory")
     if not parent.is_dir():
         raise WriteError(f"cannot write {path}: directory {parent} does not exist")
+    _sweep(path)
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".probe", dir=parent)
     except OSError as exc:

@@ -175,3 +175,31 @@ def test_no_report_may_overwrite_an_input(tmp_path: Path) -> None:
         assert code == 2, (name, stderr)
         assert stderr.count("\n") == 1 and "which this command reads" in stderr, stderr
         assert (kept.read_bytes() if kept.exists() else None) == before, name
+
+
+def test_a_killed_writers_temporary_files_are_removed_by_the_next_write(tmp_path: Path) -> None:
+    import fcntl
+
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    # What a write killed between creating its temporary file and renaming it leaves.
+    stale = [reports / ".r.json.k1ll3d_0.tmp", reports / ".r.xml.abcdefgh.tmp"]
+    for path in stale:
+        path.write_bytes(b"")
+    live = reports / ".r.json.wr1t1ng_.tmp"  # another process is writing this one now
+    live.write_bytes(b"{")
+    others = [reports / ".r.json.tmp", reports / "r.json.abcdefgh.tmp", reports / "notes.tmp"]
+    for path in others:
+        path.write_bytes(b"not ours")
+    held = os.open(live, os.O_RDONLY)
+    fcntl.flock(held, fcntl.LOCK_EX)
+    try:
+        done = mgradcheck(
+            "run", "passes", "--corpus", str(BEHAVIOURS), "-q",
+            "--json", str(reports / "r.json"), "--junit", str(reports / "r.xml"),
+        )  # fmt: skip
+    finally:
+        os.close(held)
+    assert done.returncode == 0, done.stderr
+    assert not any(p.exists() for p in stale)
+    assert live.exists() and all(p.exists() for p in others)
