@@ -155,3 +155,20 @@ def test_an_ascii_terminal_changes_nothing_but_how_text_looks(tmp_path: Path) ->
         assert done.returncode == 0, done.stderr.decode(errors="replace")
         assert b"Traceback" not in done.stderr
         assert b"hostile-title" in done.stdout and b"\\u20" in done.stdout  # escaped, not lost
+
+
+def test_a_catastrophic_regex_costs_a_bounded_time_and_validate_warns(tmp_path: Path) -> None:
+    corpus = FIXTURES / "patterns"
+    done = run(tmp_path, "--corpus", str(corpus))
+    assert done.returncode == 1, done.stderr
+    (result,) = strict_json((tmp_path / "r.json").read_text())["results"]
+    assert result["verdict"] == "UNEXPECTED"
+    assert "ran past its 1s limit" in result["reason"]
+    checked = subprocess.run(
+        [*MGRADCHECK, "validate", str(corpus)], capture_output=True, text=True, timeout=WAIT
+    )
+    assert checked.returncode == 0, checked.stderr
+    (warning,) = checked.stderr.splitlines()
+    assert (
+        warning.startswith("mgradcheck: warning: ") and "backtracks.yaml:8: bug.match:" in warning
+    )

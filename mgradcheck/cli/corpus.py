@@ -48,7 +48,11 @@ def show(entry_id: str, corpus_paths: Sequence[Path]) -> None:
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 def validate(paths: Sequence[Path]) -> None:
     """Check corpus files (default: the bundled corpus) without running anything."""
+    from mgradcheck.cli.common import say
     from mgradcheck.run import stages
 
-    entries = stages.load_corpus(paths)
+    warnings: list[Exception] = []
+    entries = stages.load_corpus(paths, warnings)
+    for warning in warnings:
+        say(f"warning: {warning}")
     click.echo(f"{len(entries)} entries valid")

@@ -19,6 +19,7 @@ from mgradcheck.corpus import yamlsource
 from mgradcheck.corpus.entry import BACKENDS, Bug, Entry, Evidence, FoundBy, Requirements, Upstream
 from mgradcheck.corpus.fields import Checker, Key
 from mgradcheck.corpus.gradcheck_block import check_gradcheck
+from mgradcheck.corpus.patterns import danger
 from mgradcheck.corpus.yamlsource import Document, SourceError
 from mgradcheck.errors import CorpusError
 from mgradcheck.outcomes import Outcome
@@ -80,7 +81,7 @@ def _check_url(c: Checker, key: Key, value: str) -> None:
         c.error(key, f"{value!r} is not an https:// link")
 
 
-def _bug(c: Checker) -> Bug:
+def _bug(c: Checker, warnings: list[SourceError] | None) -> Bug:
     data = c.mapping(("bug",), BUG_KEYS, required=("outcome",))
     names = [o.label for o in Outcome.bug_outcomes()]
     value = data.get("outcome", "fail")
@@ -93,6 +94,18 @@ def _bug(c: Checker) -> Bug:
         except re.error as exc:
             c.error(("bug", "match"), f"invalid regex: {exc}")
             match = None
+        else:
+            why = danger(match) if warnings is not None else None
+            if why is not None and warnings is not None:
+                line = c.doc.line(("bug", "match"))
+                warnings.append(
+                    SourceError(
+                        c.doc.path,
+                        line,
+                        "bug.match",
+                        f"may take exponential time to search: {why}; its searches are cut off after 1 s",
+                    )
+                )
     affects = c.strings(("bug", "affects"), data.get("affects", list(BACKENDS)), BACKENDS)
     reported = c.strings(("bug", "reported_on"), data.get("reported_on", []), BACKENDS)
     fixed = c.per_backend(("bug", "fixed_in"), data.get("fixed_in"))
@@ -162,8 +175,10 @@ def _number(c: Checker, key: str, default: float, *, integer: bool, low: float, 
     return value
 
 
-def check_document(doc: Document, problems: list[SourceError]) -> Entry | None:
-    """Validate one parsed file; append its problems; return the entry if it had none."""
+def check_document(
+    doc: Document, problems: list[SourceError], warnings: list[SourceError] | None = None
+) -> Entry | None:
+    """Validate one parsed file; append its problems (and, if asked, warnings); return the entry if it had no problem."""
     c = Checker(doc, problems)
     before = len(problems)
     data = c.mapping((), TOP_KEYS, required=REQUIRED)
@@ -180,7 +195,7 @@ def check_document(doc: Document, problems: list[SourceError]) -> Entry | None:
     summary = c.text(("summary",), data.get("summary", "x")) or ""
     found_by = _found_by(c)
     upstream = _upstream(c, unreported=found_by is not None)
-    bug = _bug(c) if "bug" in data else Bug((Outcome.FAIL,))
+    bug = _bug(c, warnings) if "bug" in data else Bug((Outcome.FAIL,))
     origin = c.text(("origin",), data.get("origin"), optional=True)
     tags = c.strings(("tags",), data.get("tags", []))
     requires = _requires(c)
@@ -231,8 +246,15 @@ def corpus_files(paths: Sequence[Path]) -> list[Path]:
     return files
 
 
-def load(paths: Sequence[Path], display: Callable[[Path], str] = str) -> list[Entry]:
-    """Load every entry under ``paths``; raise :class:`CorpusError` listing every problem."""
+def load(
+    paths: Sequence[Path],
+    display: Callable[[Path], str] = str,
+    warnings: list[SourceError] | None = None,
+) -> list[Entry]:
+    """Load every entry under ``paths``; raise :class:`CorpusError` listing every problem.
+
+    ``warnings``, when given, receives what is valid but risky (a regex that may backtrack).
+    """
     problems: list[SourceError] = []
     entries: list[Entry] = []
     files = corpus_files(paths)
@@ -247,7 +269,7 @@ def load(paths: Sequence[Path], display: Callable[[Path], str] = str) -> list[En
         except SourceError as exc:
             problems.append(exc)
             continue
-        entry = check_document(doc, problems)
+        entry = check_document(doc, problems, warnings)
         if entry is None:
             continue
         if entry.id in seen:

@@ -9,7 +9,6 @@ about): bisect routes around it, matrix shows it as such.
 from __future__ import annotations
 
 import enum
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -88,7 +87,7 @@ def judge(
     One bad run makes the release bad (bugs can be intermittent; ``repeat``
     exists for them). A timeout is unknown unless it is what is asked about.
     """
-    from mgradcheck.run.verdict import matches
+    from mgradcheck.run.verdict import MatchTimeout, matches, search
 
     why = _unresolved(runs)
     if why is not None:
@@ -96,7 +95,10 @@ def judge(
     first = runs[0].reason or runs[0].outcome.label
     hits: list[Observation]
     if regress_on is RegressOn.SIGNATURE:
-        hits = [r for r in runs if matches(entry.bug, r)]
+        try:
+            hits = [r for r in runs if matches(entry.bug, r)]
+        except MatchTimeout as exc:
+            return State.UNKNOWN, str(exc)
         if hits:
             return State.BAD, hits[0].reason or entry.bug.signature_label()
         odd = next((r for r in runs if r.outcome is not Outcome.PASS), None)
@@ -117,7 +119,10 @@ def judge(
     else:
         if pattern is None:
             raise ValueError("--regress-on match needs --match REGEX")
-        hits = [r for r in runs if re.search(pattern, r.evidence_text)]
+        try:
+            hits = [r for r in runs if search(pattern, r.evidence_text)]
+        except MatchTimeout as exc:
+            return State.UNKNOWN, str(exc)
     if hits:
         return State.BAD, hits[0].reason or hits[0].outcome.label
     timeout = next((r for r in runs if r.outcome is Outcome.TIMEOUT), None)

@@ -19,6 +19,7 @@ from mgradcheck import __version__
 from mgradcheck.clock import now
 from mgradcheck.corpus import loader
 from mgradcheck.corpus.entry import Entry
+from mgradcheck.corpus.yamlsource import SourceError
 from mgradcheck.errors import Interrupted, UsageError
 from mgradcheck.exitcodes import ExitCode, for_verdicts
 from mgradcheck.run.child_process import ChildCommand
@@ -41,9 +42,13 @@ def corpus_inputs(paths: Sequence[Path]) -> list[Path]:
     return list(paths) or [loader.bundled_corpus()]
 
 
-def load_corpus(paths: Sequence[Path]) -> list[Entry]:
-    """Load the corpus (the bundled one when no path is given)."""
-    return loader.load(corpus_inputs(paths), display=display_path)
+def load_corpus(paths: Sequence[Path], warnings: list[Exception] | None = None) -> list[Entry]:
+    """Load the corpus (the bundled one when no path is given); ``warnings`` receives risky values."""
+    found: list[SourceError] | None = [] if warnings is not None else None
+    entries = loader.load(corpus_inputs(paths), display=display_path, warnings=found)
+    if warnings is not None and found:
+        warnings.extend(found)
+    return entries
 
 
 def select(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -73,11 +72,42 @@ def bug_expected(bug: Bug, env: Environment) -> bool:
     return bug.expected(version, backend)
 
 
+MATCH_CHARS = 64 * 1024  # of the evidence a regex searches: its head and tail
+MATCH_SECONDS = 1.0
+
+
+class MatchTimeout(Exception):
+    """A regex ran past :data:`MATCH_SECONDS`: the pattern's fault (catastrophic backtracking)."""
+
+
+def search(pattern: str, text: str) -> bool:
+    """Whether ``pattern`` occurs in ``text``, at a bounded cost whatever either holds.
+
+    Only the first and last :data:`MATCH_CHARS` characters are searched, and the
+    search stops after :data:`MATCH_SECONDS` (raising :class:`MatchTimeout`). The
+    ``regex`` module enforces the time limit inside its matcher, on every
+    platform, without a thread or a process per search; its default syntax is
+    ``re``'s.
+    """
+    import regex
+
+    if len(text) > MATCH_CHARS:
+        head = MATCH_CHARS // 4
+        text = text[:head] + "\n" + text[-(MATCH_CHARS - head) :]
+    try:
+        return regex.search(pattern, text, timeout=MATCH_SECONDS) is not None
+    except TimeoutError:
+        raise MatchTimeout(
+            f"the regex {pattern!r} ran past its {MATCH_SECONDS:g}s limit on "
+            f"{len(text)} characters (catastrophic backtracking? see 'mgradcheck validate')"
+        ) from None
+
+
 def matches(bug: Bug, run: Observation) -> bool:
     """Whether one run shows the bug's signature: its outcome, and its regex if any."""
     if run.outcome not in bug.outcomes:
         return False
-    return bug.match is None or re.search(bug.match, run.evidence_text) is not None
+    return bug.match is None or search(bug.match, run.evidence_text)
 
 
 def counts(runs: Sequence[Observation]) -> str:
@@ -102,8 +132,11 @@ def classify(entry: Entry, runs: Sequence[Observation], env: Environment) -> Jud
     if harness:
         return Judgement(Verdict.UNEXPECTED, f"mgradcheck error: {harness[0].reason}", expected)
     flaky = len({r.outcome for r in runs}) > 1
-    hits = [r for r in runs if matches(entry.bug, r)]
-    others = [r for r in runs if r.outcome is not Outcome.PASS and not matches(entry.bug, r)]
+    try:
+        hits = [r for r in runs if matches(entry.bug, r)]
+    except MatchTimeout as exc:
+        return Judgement(Verdict.UNEXPECTED, f"corpus error: bug.match: {exc}", expected, flaky)
+    others = [r for r in runs if r.outcome is not Outcome.PASS and r not in hits]
     tally = counts(runs)
     signature = entry.bug.signature_label()
 
