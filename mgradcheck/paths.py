@@ -10,11 +10,17 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from mgradcheck.errors import UsageError
+
 CACHEDIR_TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n"
     "# This file is a cache directory tag created by mgradcheck.\n"
     "# For information about cache directory tags see https://bford.info/cachedir/\n"
 )
+
+
+class CacheError(UsageError):
+    """The cache directory cannot be made or written."""
 
 
 def cache_root() -> Path:
@@ -26,13 +32,34 @@ def cache_root() -> Path:
         from platformdirs import user_cache_dir
 
         root = Path(user_cache_dir("mgradcheck", appauthor=False))
-    root.mkdir(parents=True, exist_ok=True)
+    make_dir(root)
     tag = root / "CACHEDIR.TAG"
     if not tag.exists():
         from mgradcheck.atomic import write_text
 
-        write_text(tag, CACHEDIR_TAG)
+        try:
+            write_text(tag, CACHEDIR_TAG)
+        except UsageError as exc:
+            raise _cache_error(root, str(exc)) from None
     return root
+
+
+def make_dir(path: Path) -> Path:
+    """``path`` under the cache, made if missing; one clear error if it cannot be."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _cache_error(path, f"cannot make {path}: {exc.strerror or exc}") from None
+    return path
+
+
+def _cache_error(path: Path, problem: str) -> CacheError:
+    where = (
+        "set by $MGRADCHECK_CACHE"
+        if os.environ.get("MGRADCHECK_CACHE")
+        else "choose another with $MGRADCHECK_CACHE"
+    )
+    return CacheError(f"the cache is not writable: {problem} ({where})")
 
 
 def safe_name(text: str) -> str:
@@ -47,9 +74,7 @@ def kernel_dir(mlx: str | None, backend: str | None, python: str) -> Path:
     release gets its own directory; it persists so warm kernels are reused.
     """
     name = safe_name(f"mlx-{mlx}-{backend}-py{python}")
-    path = cache_root() / "kernels" / name
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    return make_dir(cache_root() / "kernels" / name)
 
 
 def last_report() -> Path:
@@ -70,10 +95,12 @@ def run_scratch() -> Iterator[Path]:
     """
     import fcntl
 
-    root = cache_root() / "runs"
-    root.mkdir(exist_ok=True)
+    root = make_dir(cache_root() / "runs")
     _remove_stale(root)
-    path = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-", dir=root))
+    try:
+        path = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-", dir=root))
+    except OSError as exc:
+        raise _cache_error(root, f"cannot write in {root}: {exc.strerror or exc}") from None
     # Locked before it gets the name others look for, so no one sees it unlocked.
     fd = os.open(path / "lock.new", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:

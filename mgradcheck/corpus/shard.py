@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from mgradcheck.corpus.entry import Entry
 
+MAX_SHARDS = 100_000
 _SHAPE = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
 
 
@@ -32,7 +33,11 @@ class Shard:
         match = _SHAPE.match(text)
         if match is None:
             raise ValueError(f"{text!r} is not K/N (shard K of N, counting from 1, e.g. 1/4)")
+        if len(match[1]) > 6 or len(match[2]) > 6:
+            raise ValueError(f"{text!r}: at most {MAX_SHARDS} shards")
         index, count = int(match[1]), int(match[2])
+        if count > MAX_SHARDS:
+            raise ValueError(f"{text!r}: at most {MAX_SHARDS} shards")
         if count < 1:
             raise ValueError(f"{text!r}: the number of shards must be at least 1")
         if not 1 <= index <= count:

@@ -95,9 +95,35 @@ def read(path: Path, display: str | None = None) -> Document:
 _SafeLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
+# libyaml's composer recurses in C once per level of nesting: a few thousand levels
+# overflow a thread's C stack (SIGSEGV). No file nests deeper than it has characters that
+# can open a level; a file with more than this many is first read as a stream of events
+# (libyaml's parser does not recurse) to measure its depth.
+_SHALLOW = 500
+
+
+def _check_depth(text: str, name: str) -> None:
+    loader = _SafeLoader(text)
+    depth = 0
+    try:
+        while loader.check_event():
+            event = loader.get_event()  # type: ignore[no-untyped-call]
+            if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    line = event.start_mark.line + 1 if event.start_mark else 0
+                    raise SourceError(name, line, "", f"nested more than {MAX_DEPTH} levels")
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+    finally:
+        loader.dispose()
+
+
 def parse(text: str, name: str) -> Document:
     loader = None
     try:
+        if sum(text.count(c) for c in "[{-:?") > _SHALLOW:
+            _check_depth(text, name)
         loader = _SafeLoader(text)
         node = loader.get_single_node()
     except yaml.reader.ReaderError as exc:

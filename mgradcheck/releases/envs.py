@@ -41,7 +41,7 @@ from packaging.version import Version
 from mgradcheck.atomic import write_text
 from mgradcheck.clock import now
 from mgradcheck.errors import EnvironmentFailure
-from mgradcheck.paths import cache_root, safe_name
+from mgradcheck.paths import cache_root, make_dir, safe_name
 from mgradcheck.releases.cuda import check_driver
 from mgradcheck.releases.index import Source, Target
 from mgradcheck.run.child_process import LAUNCHER
@@ -165,7 +165,7 @@ class EnvSpec:
 
 def envs_root() -> Path:
     root = cache_root() / "envs"
-    (root / ".locks").mkdir(parents=True, exist_ok=True)
+    make_dir(root / ".locks")
     return root
 
 

@@ -17,7 +17,7 @@ from typing import Any
 from mgradcheck.atomic import write_text
 from mgradcheck.clock import now
 from mgradcheck.outcomes import Outcome
-from mgradcheck.paths import cache_root, safe_name
+from mgradcheck.paths import cache_root, make_dir, safe_name
 from mgradcheck.run.observation import Environment, Observation
 
 SCHEMA = "mgradcheck-probe"
@@ -98,6 +98,6 @@ class ResultsStore:
         if not stored.recorded:
             stored = StoredRuns(stored.key, stored.entry_id, stored.runs, stored.environment, now())
         path = self.path(stored.key)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        make_dir(path.parent)
         write_text(path, json.dumps(stored.to_json(), indent=1))
         return True
