@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -172,3 +174,32 @@ def test_a_catastrophic_regex_costs_a_bounded_time_and_validate_warns(tmp_path: 
     assert (
         warning.startswith("mgradcheck: warning: ") and "backtracks.yaml:8: bug.match:" in warning
     )
+
+
+def test_a_child_that_signals_the_runner_is_named_and_the_run_goes_on(tmp_path: Path) -> None:
+    done = run(tmp_path, "--corpus", str(FIXTURES / "signals"))
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr and "a child signalled the runner" in done.stderr
+    results = {r["id"]: r for r in strict_json((tmp_path / "r.json").read_text())["results"]}
+    assert results["passes"]["verdict"] == "as expected"
+    culprit = results["signals-its-parent"]
+    assert culprit["outcome"] == "error"
+    assert "sent SIGTERM to the mgradcheck runner" in culprit["runs"][0]["message"]
+
+
+def test_a_sigterm_from_elsewhere_still_stops_the_run(tmp_path: Path) -> None:
+    process = subprocess.Popen(
+        [*MGRADCHECK, "run", "hangs", "--corpus", str(FIXTURES / "behaviours"), "--json", "r.json"],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + WAIT
+    while not (tmp_path / "r.json").exists():  # the first snapshot: the run has begun
+        assert process.poll() is None and time.monotonic() < deadline
+        time.sleep(0.05)
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=WAIT)
+    assert process.returncode == 143, stderr
+    assert "interrupted by SIGTERM" in stderr

@@ -11,6 +11,7 @@ PROGRAM: how the run starts an installer that must not outlive it.
 """
 
 import os
+import signal
 import sys
 
 
@@ -22,6 +23,8 @@ def _contain() -> None:
     gone where there is no PR_SET_PDEATHSIG (MGRADCHECK_WATCHDOG_FD).
     """
     env = os.environ
+    if hasattr(signal, "pthread_sigmask"):  # the runner may block these while it watches them
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, (signal.SIGINT, signal.SIGTERM))
     cgroup = env.pop("MGRADCHECK_CGROUP", None)
     if cgroup:
         try:

@@ -92,7 +92,9 @@ class LiveChild:
     """A running child that :func:`stop` may kill from another thread."""
 
     process: subprocess.Popen[bytes]
+    token: str = ""
     stopped: bool = False
+    offence: str = ""  # set when a process of this child signalled the runner
 
     def kill_group(self, sig: int) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -100,6 +102,19 @@ class LiveChild:
 
     def stop(self) -> None:
         self.stopped = True
+        self.kill_group(signal.SIGKILL)
+
+    def owns(self, pid: int) -> bool:
+        """Whether process ``pid`` is this child or one it started."""
+        return containment.belongs(pid, self.process.pid, self.token)
+
+    def offended(self, sender: int, signum: int) -> None:
+        """One of this child's processes sent ``signum`` to the runner: stop this child alone."""
+        name = signal_name(signum)
+        self.offence = (
+            f"sent {name} to the mgradcheck runner (pid {os.getpid()}) from pid {sender}; "
+            "the runner stopped this entry and went on"
+        )
         self.kill_group(signal.SIGKILL)
 
 
@@ -140,7 +155,7 @@ def run_child(
         return harness_error(f"cannot start {command.python}: {exc.strerror or exc}"), None
     os.close(out_w)
     os.close(err_w)
-    live = LiveChild(process)
+    live = LiveChild(process, box.token)
     if on_start is not None:
         on_start(live)
     streams = {out_r: _Capped(), err_r: _Capped()}
@@ -155,6 +170,16 @@ def run_child(
     result, unusable = _read_result(result_path)
     if live.stopped:
         return Observation(Outcome.NOT_RUN, duration, message="not run: the run was stopped"), None
+    if live.offence:
+        return Observation(
+            Outcome.ERROR,
+            duration,
+            exit_status=process.returncode,
+            exc_type="SignalledRunner",
+            message=live.offence,
+            stdout=stdout,
+            stderr=stderr,
+        ), None
     observation = _observe(
         process.returncode, timed_out, timeout, duration, stdout, stderr, result, unusable
     )

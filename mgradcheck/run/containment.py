@@ -197,6 +197,18 @@ def box() -> Box:
     return made
 
 
+def belongs(pid: int, child: int, token: str) -> bool:
+    """Whether process ``pid`` is the child ``child`` or was started by it."""
+    if pid == child:
+        return True
+    try:
+        if child in (os.getpgid(pid), os.getsid(pid)):
+            return True
+    except OSError:
+        return False
+    return bool(token) and LINUX and _carries(pid, token)
+
+
 # --- what the subreaper adopts -------------------------------------------------------------
 
 

@@ -30,6 +30,7 @@ from mgradcheck.run.child_process import ChildCommand, LiveChild, harness_error,
 from mgradcheck.run.display import Progress
 from mgradcheck.run.observation import Environment, Observation, not_run
 from mgradcheck.run.results import EntryResult
+from mgradcheck.run.signal_watch import SignalWatch
 from mgradcheck.run.verdict import classify, unmet_requirement
 
 PROBE_TIMEOUT = 120.0
@@ -95,6 +96,16 @@ class Runner:
             if self._stopping.is_set():
                 child.stop()
 
+    def _culprit(self, pid: int, signum: int) -> bool:
+        """A signal to the runner from ``pid``: if a running child sent it, stop that child."""
+        with self._lock:
+            child = next((c for c in self._live if c.owns(pid)), None)
+        if child is None:
+            return False
+        child.offended(pid, signum)
+        self.progress.line(f"a child signalled the runner: {child.offence}", "red")
+        return True
+
     def _stop_all(self) -> None:
         self._stopping.set()
         with self._lock:
@@ -111,12 +122,21 @@ class Runner:
         spec = entry.child_spec()
         spec["memory_limit"] = self.options.memory_limit
         timeout = self.options.timeout or entry.timeout
+        started: list[LiveChild] = []
+
+        def track(child: LiveChild) -> None:
+            started.append(child)
+            self._track(child)
+
         try:
             observation, _ = run_child(
-                self.command, spec, scratch / f"{entry.id}.{index}", timeout, on_start=self._track
+                self.command, spec, scratch / f"{entry.id}.{index}", timeout, on_start=track
             )
         except Exception as exc:  # noqa: BLE001 - our own bug, reported as ours
             return harness_error(f"{type(exc).__name__}: {exc}", traceback.format_exc())
+        finally:
+            with self._lock:
+                self._live.difference_update(started)
         return observation
 
     def _skip(self, entry: Entry) -> EntryResult | None:
@@ -158,6 +178,7 @@ class Runner:
         interrupted: Interrupted | None = None
         title = f"{self.title}: {len(entries)} entries on {self.environment.label}"
         self.progress.start(title, total=len(entries))
+        watch = SignalWatch.start(self._culprit)  # before the pool: its threads inherit the mask
         pool = ThreadPoolExecutor(max_workers=max(1, self.options.jobs), thread_name_prefix="mgc")
         futures: dict[Future[Observation], tuple[Entry, int]] = {}
         try:
@@ -190,6 +211,8 @@ class Runner:
             if interrupted is not None:
                 self._stop_all()
             pool.shutdown(wait=True, cancel_futures=True)
+            if watch is not None:
+                watch.close()
             self.progress.stop()
             stack.close()
         results = [done.get(e.id) or self._result(e, [not_run()]) for e in entries]

@@ -1,0 +1,72 @@
+"""Tell a SIGINT or SIGTERM from a child apart from one from the user, while children run.
+
+A child can signal its parent (``os.kill(os.getppid(), SIGTERM)``); taken for the
+user's, that stopped the run with every entry "not run" and nothing pointing at
+the culprit. While a run goes on in the main thread of a process with no other
+thread, both signals are blocked and taken by one thread with ``sigtimedwait``,
+which says who sent each. One sent from a child's process tree stops that child
+alone (its entry is an error saying so) and the run goes on; any other is
+handed to the main thread as if it had arrived there. Children unblock both
+signals first thing (``child/launch.py``). Elsewhere (a run in a worker
+thread, a platform without ``sigtimedwait``) signals arrive as they always did.
+"""
+
+from __future__ import annotations
+
+import _thread
+import os
+import signal
+import threading
+from collections.abc import Callable
+
+WATCHED = {signal.SIGINT, signal.SIGTERM}
+
+
+class SignalWatch:
+    """Blocks SIGINT and SIGTERM in this thread (and the threads it starts) until :meth:`close`."""
+
+    def __init__(self, culprit: Callable[[int, int], bool]) -> None:
+        """``culprit(pid, signum)`` stops the child that ``pid`` belongs to and says whether there was one."""
+        self.culprit = culprit
+        self.done = threading.Event()
+        signal.pthread_sigmask(signal.SIG_BLOCK, WATCHED)
+        self.thread = threading.Thread(target=self._watch, name="mgc-signals", daemon=True)
+        self.thread.start()
+
+    @classmethod
+    def start(cls, culprit: Callable[[int, int], bool]) -> SignalWatch | None:
+        usable = (
+            hasattr(signal, "sigtimedwait")
+            and threading.current_thread() is threading.main_thread()
+            and threading.active_count() == 1  # no thread that would still take the signals
+        )
+        return cls(culprit) if usable else None
+
+    def _watch(self) -> None:
+        while not self.done.is_set():
+            info = signal.sigtimedwait(WATCHED, 0.2)
+            if info is None:
+                continue
+            if (
+                info.si_pid
+                and info.si_pid != os.getpid()
+                and self.culprit(info.si_pid, info.si_signo)
+            ):
+                continue
+            self._deliver(info.si_signo)
+
+    def _deliver(self, signum: int) -> None:
+        """What the signal would have done, in the main thread."""
+        handler = signal.getsignal(signum)
+        if callable(handler):
+            _thread.interrupt_main(signal.Signals(signum))  # its handler runs there, as if it came
+        elif handler == signal.SIG_DFL:
+            self.done.set()
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, WATCHED)  # this thread: die by it
+            signal.raise_signal(signum)
+
+    def close(self) -> None:
+        self.done.set()
+        self.thread.join()
+        # What arrived meanwhile and was not taken is delivered now, to the main thread.
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, WATCHED)
