@@ -124,7 +124,13 @@ def run(
     snapshots = None
     if outputs.paths():
         snapshots = SnapshotWriter(outputs, lambda message: say(f"warning: {message}"))
-    report, interrupted = stages.execute(entries, command, env, options, progress, meta, snapshots)
+    try:
+        report, interrupted = stages.execute(
+            entries, command, env, options, progress, meta, snapshots
+        )
+    finally:
+        if snapshots is not None:
+            snapshots.close()
     json_report.write(report, last_report())
     write(report, outputs)
     table.render(report, report_console())

@@ -71,7 +71,7 @@ def test_execute_rewrites_the_files_while_it_runs(tmp_path: Path) -> None:
 
     entries = stages.select(stages.load_corpus([BEHAVIOURS]), ["passes", "fails-check"])
     command, env = stages.prepare(sys.executable)
-    writer = SnapshotWriter(outputs, pytest.fail)
+    writer = SnapshotWriter(outputs, pytest.fail, interval=0)  # every snapshot, as it comes
     rep, interrupted = stages.execute(entries, command, env, RunOptions(), Peek(), snapshots=writer)
     assert interrupted is None
     assert sorted(map(len, seen_on_disk)) == [0, 1]
@@ -102,6 +102,13 @@ def _testcases(path: Path) -> list[str]:
     return [c.get("name", "") for c in root.iter("testcase")]
 
 
+def _endpoint(path: Path) -> str:
+    try:
+        return str(json.loads(path.read_text())["message"])
+    except (OSError, ValueError, KeyError):
+        return ""
+
+
 def test_sigkill_mid_run_leaves_valid_reports_of_what_finished(tmp_path: Path) -> None:
     corpus = tmp_path / "corpus"
     corpus.mkdir()
@@ -124,7 +131,7 @@ def test_sigkill_mid_run_leaves_valid_reports_of_what_finished(tmp_path: Path) -
         _wait_for(lambda: pid_file.exists() and pid_file.read_text(), "the second entry to start")
         sleeper = int(pid_file.read_text())
         _wait_for(
-            lambda: _testcases(out["r.xml"]) == ["passes"], "the first entry in the JUnit file"
+            lambda: _endpoint(out["b.shields.json"]).startswith("1/1"), "the last file written"
         )
         parent.send_signal(signal.SIGKILL)
         parent.wait(timeout=30)
@@ -199,3 +206,25 @@ def test_json_junit_summary_badge_and_table_agree(tmp_path: Path) -> None:
     assert svg.get("aria-label") == f"mlx 0.32.4 (cpu): {endpoint['message']}"
     for verdict_label in ("REGRESSED", "FIXED"):
         assert re.search(rf"\| {verdict_label} \| 1 \|", (out / "s.md").read_text())
+
+
+def test_rewrites_come_at_most_once_an_interval_and_the_last_is_never_lost(tmp_path: Path) -> None:
+    written: list[int] = []
+    writer = SnapshotWriter(
+        Outputs(json=tmp_path / "r.json"),
+        pytest.fail,
+        lambda r, o: written.append(len(r.results)),
+        0.3,
+    )
+    done: list[object] = []
+    for i in range(50):  # 50 entries finishing within a few milliseconds
+        done.append(result(f"e{i}"))
+        writer(report(*done, interrupted=True))  # type: ignore[arg-type]
+    assert written == [1]  # the first at once; the rest wait for the interval
+    _wait_for(lambda: written[-1] == 50, "the timer's write of the latest snapshot", limit=10)
+    assert len(written) == 2
+    writer(report(*done, result("last"), interrupted=True))  # type: ignore[arg-type]
+    writer.close()  # on the way out: what is pending is written now, nothing after
+    assert written[-1] == 51
+    writer(report(interrupted=True))
+    assert written[-1] == 51
