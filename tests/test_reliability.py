@@ -659,6 +659,29 @@ def test_the_readme_gives_these_figures() -> None:
         assert figure in section
 
 
+def test_the_readme_gives_the_limits_the_code_has() -> None:
+    from mgradcheck.reports.incremental import INTERVAL
+    from mgradcheck.run.child_process import DRAIN_SECONDS, RESULT_BYTES
+    from mgradcheck.run.observation import MESSAGE_CHARS, TRACEBACK_CHARS
+    from mgradcheck.run.verdict import MATCH_CHARS, MATCH_SECONDS
+    from tests.test_bad_input import CASES, REPORTS, YAML
+
+    readme = (PACKAGE.parent / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Reliability") : readme.index("## Performance")]
+    assert INTERVAL == 1.0 and "at most once a second" in section
+    for figure in (
+        f"{len(CASES)} bad inputs",
+        f"YAML nested 50,000 levels ({len(YAML)} shapes",
+        f"{len(REPORTS)} malformed reports",
+        f"regular file of at most {RESULT_BYTES >> 20} MiB",
+        f"keep a {MESSAGE_CHARS:,}- and {TRACEBACK_CHARS:,}-character head and tail",
+        f"stops after {MATCH_SECONDS:g} s",
+        f"at most {MATCH_CHARS >> 10} KiB of evidence",
+        f"read for {DRAIN_SECONDS:g} s more",
+    ):
+        assert figure in section, figure
+
+
 # --- no shell anywhere -------------------------------------------------------------------------
 
 SHELLS = {"os.system", "os.popen", "subprocess.getoutput", "subprocess.getstatusoutput",
