@@ -78,11 +78,10 @@ def prepare(
     by default one directory per release under the cache root. A release
     environment passes its own, kept with it.
     """
-    from mgradcheck.paths import kernel_dir, run_scratch
+    from mgradcheck.paths import kernel_dir
 
     base = ChildCommand(python, extra_env)
-    with run_scratch() as scratch:  # private: other runs may be probing other interpreters
-        env = probe(base, scratch)
+    env = _probe(base)
     if env.mlx is None:
         raise UsageError(
             f"MLX is not importable by {python}; install it (pip install 'mgradcheck[cpu]' on Linux) "
@@ -90,6 +89,26 @@ def prepare(
         )
     tmp = {"TMPDIR": str(kernels or kernel_dir(env.mlx, env.backend, env.python))}
     return ChildCommand(python, {**(extra_env or {}), **tmp}), env
+
+
+def _probe(command: ChildCommand) -> Environment:
+    """What the interpreter runs: from the probe cache when its files say nothing changed."""
+    from mgradcheck.paths import cache_root, run_scratch
+    from mgradcheck.run import probe_cache
+
+    root = cache_root() / "probes"
+    key = probe_cache.key(command.python, command.env())
+    answer = probe_cache.get(root, key) if key is not None else None
+    if answer is not None:
+        return Environment.from_json(
+            {**answer, "interpreter": command.python, "mgradcheck": __version__}
+        )
+    with run_scratch() as scratch:  # private: other runs may be probing other interpreters
+        env = probe(command, scratch)
+    # Kept only if nothing changed while it ran (an install into the environment, say).
+    if key is not None and probe_cache.key(command.python, command.env()) == key:
+        probe_cache.put(root, key, env.to_json())
+    return env
 
 
 Snapshots = Callable[[Report], None]

@@ -1,0 +1,100 @@
+"""Remember what an interpreter runs, so that a second run asks no child.
+
+A probe (one child that imports MLX and reports its version, backend, device
+and Python) costs as much as an entry. Its answer is kept under
+``cache_root()/probes/``, one file per key, written atomically, and read back
+only if its key matches. The key is what the answer depends on, read from the
+file system without starting the interpreter:
+
+* the interpreter's path as given (a virtual environment's ``bin/python`` is a
+  link to its base interpreter: the path, not its target, names the
+  environment) and the identity (device, inode, size, mtime) of the binary it
+  leads to, so a changed Python is a new key;
+* the environment's ``pyvenv.cfg``, and every ``mlx*`` dist-info directory in
+  its site-packages with its ``RECORD``'s identity, so installing another MLX
+  release into the same environment (or removing it) is a new key.
+
+Only a virtual environment that does not see the base's site-packages, started
+with no ``PYTHONPATH``, ``PYTHONHOME`` or ``PYTHONUSERBASE`` and holding no
+editable MLX, is cached: anywhere else what it imports cannot be read from the
+files alone, and it is probed every time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+FORMAT = 1
+_IMPORT_VARIABLES = ("PYTHONPATH", "PYTHONHOME", "PYTHONUSERBASE")
+
+
+def _identity(path: Path) -> list[int]:
+    info = os.stat(path)
+    return [info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns]
+
+
+def key(python: str, env: Mapping[str, str]) -> dict[str, Any] | None:
+    """What the probe's answer for ``python`` depends on, or None when that cannot be known."""
+    if any(env.get(name) for name in _IMPORT_VARIABLES):
+        return None
+    given = Path(os.path.abspath(python))
+    venv = given.parent.parent
+    try:
+        config = (venv / "pyvenv.cfg").read_text(encoding="utf-8")
+        interpreter = _identity(given)
+    except OSError:
+        return None
+    settings = {
+        k.strip().lower(): v.strip()
+        for k, _, v in (line.partition("=") for line in config.splitlines())
+    }
+    if settings.get("include-system-site-packages", "false").lower() != "false":
+        return None
+    found: list[list[Any]] = []
+    for site in sorted(venv.glob("lib/python*/site-packages")) + sorted(
+        venv.glob("Lib/site-packages")
+    ):
+        for dist in sorted(site.glob("mlx*.dist-info")):
+            direct = dist / "direct_url.json"
+            try:
+                if direct.exists() and '"editable": true' in direct.read_text(encoding="utf-8"):
+                    return None  # built in place: its files change without its metadata
+                found.append([str(dist), *_identity(dist), *_identity(dist / "RECORD")])
+            except OSError:
+                return None
+    return {"format": FORMAT, "python": str(given), "binary": interpreter, "pyvenv": config,
+            "mlx": found}  # fmt: skip
+
+
+def _path(root: Path, probe_key: Mapping[str, Any]) -> Path:
+    digest = hashlib.sha256(json.dumps(probe_key, sort_keys=True).encode()).hexdigest()
+    return root / f"{digest[:32]}.json"
+
+
+def get(root: Path, probe_key: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The stored answer for this key, or None (missing, unreadable, or for another key)."""
+    try:
+        data = json.loads(_path(root, probe_key).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("key") != json.loads(json.dumps(probe_key)):
+        return None
+    answer = data.get("environment")
+    return answer if isinstance(answer, dict) else None
+
+
+def put(root: Path, probe_key: Mapping[str, Any], environment: Mapping[str, Any]) -> None:
+    """Store the answer atomically; another run writing the same key writes the same thing."""
+    from mgradcheck.atomic import write_text
+    from mgradcheck.errors import WriteError
+
+    document = json.dumps({"key": probe_key, "environment": environment})
+    with contextlib.suppress(OSError, WriteError):  # only a cache: the next run probes again
+        root.mkdir(parents=True, exist_ok=True)
+        write_text(_path(root, probe_key), document)
