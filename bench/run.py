@@ -1,15 +1,21 @@
-"""Benchmark mgradcheck's own cost against its floor; print ratios measured in one run.
+"""Benchmark mgradcheck's own cost against its floor; print every figure as a ratio measured in one run.
 
-    python bench/run.py [--entries N] [--rounds R] [--skip-corpus]
+    python bench/run.py [--rounds R] [--skip-corpus] [--skip-reports] [--kernels]
 
-Measures, on this machine and interpreter:
-  1. per-entry overhead: ``mgradcheck run`` of N trivial entries against N bare
-     ``python -c "import mlx.core"`` subprocesses (target <= 1.15x);
-  2. parallel scaling: the bundled corpus with -j1 against -jN on N cores
-     (target >= 0.85 x N);
-  3. CLI start-up: ``mgradcheck --help`` and ``mgradcheck list`` against ``python -c pass``;
-  4. the full bundled run with a cold and a warm MLX kernel cache.
-Each timing is the median of R rounds, taken in this one run.
+Measures, on this machine and interpreter (medians of R rounds, taken in this one run):
+  1. one trivial entry against one bare ``python -c "import mlx.core as mx; x = mx.array(1.0)"``
+     (target <= 4x);
+  2. 20 trivial entries, -j1, against 20 bare imports one after another (target <= 1.35x),
+     and the marginal cost of one more entry (from 20 and 80 entries);
+  3. CLI start-up: ``mgradcheck --help`` (target <= 60 ms) and ``list`` against ``python -c pass``;
+  4. ``mgradcheck validate`` of 20 small files (target <= 120 ms);
+  5. 600 trivial entries with --json, --junit, --summary and --badge against none (target <= 1.2x);
+  6. the bundled corpus: a cold run with every core (what a newcomer's ``make run`` does,
+     kernel cache empty), warm with -j1 and with every core;
+  7. with --kernels: which bundled entries build how many ``mx.compile`` CPU kernels, and how long
+     each takes alone with an empty kernel cache.
+Every mgradcheck runs with its own empty cache (so the first run of each measure also probes
+the interpreter, and later rounds reuse the probe cache, as a user's second run would).
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from pathlib import Path
 
 PYTHON = sys.executable
 MGRADCHECK = [PYTHON, "-m", "mgradcheck"]
+BARE = [PYTHON, "-c", "import mlx.core as mx; x = mx.array(1.0)"]
 TRIVIAL = """\
 id: trivial-{i}
 title: Trivial entry {i}
@@ -40,11 +47,11 @@ code: |
 """
 
 
-def timed(argv: list[str], env: dict[str, str] | None = None) -> float:
+def timed(argv: list[str], env: dict[str, str] | None = None, cwd: Path | None = None) -> float:
     """Wall time of one command, which must end as a run does (0 or 1), never in an error."""
     start = time.perf_counter()
     done = subprocess.run(
-        argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, check=False
+        argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=cwd, check=False
     )
     elapsed = time.perf_counter() - start
     if done.returncode not in (0, 1):
@@ -58,101 +65,147 @@ def median(rounds: int, measure: Callable[[], float]) -> float:
     return statistics.median(measure() for _ in range(rounds))
 
 
-def with_cache(cache: Path) -> dict[str, str]:
-    return {**os.environ, "MGRADCHECK_CACHE": str(cache)}
+def verdict(value: float, target: float) -> str:
+    return "met" if value <= target else "missed"
 
 
-def overhead(n: int, rounds: int, scratch: Path) -> None:
-    """mgradcheck against bare imports at n and 4n entries: the ratio, and how the
-    difference splits into a fixed cost (CLI start-up, the interpreter probe, the
-    table) and a marginal cost per entry (the slope between the two sizes)."""
-    sizes = (n, 4 * n)
-    corpus = scratch / "trivial"
-    corpus.mkdir()
-    for i in range(sizes[-1]):
-        (corpus / f"t{i:03}.yaml").write_text(TRIVIAL.format(i=i))
-    env = with_cache(scratch / "cache-trivial")
-    timed([*MGRADCHECK, "run", "--corpus", str(corpus), "-q", "trivial-0"], env)  # warm caches
+class Bench:
+    def __init__(self, rounds: int, scratch: Path) -> None:
+        self.rounds = rounds
+        self.scratch = scratch
+        self.env = {**os.environ, "MGRADCHECK_CACHE": str(scratch / "cache")}
+        self.corpus = scratch / "trivial"
+        self.corpus.mkdir()
+        for i in range(600):
+            (self.corpus / f"t{i:03}.yaml").write_text(TRIVIAL.format(i=i))
 
-    def ours(k: int) -> float:
+    def run(self, k: int, *extra: str) -> float:
         ids = [f"trivial-{i}" for i in range(k)]
-        return timed([*MGRADCHECK, "run", "--corpus", str(corpus), "-q", "-j1", *ids], env)
+        argv = [*MGRADCHECK, "run", "--corpus", str(self.corpus), "-q", "-j1", *ids, *extra]
+        return timed(argv, self.env, cwd=self.scratch)
 
-    def bare(k: int) -> float:
+    def bare(self, k: int) -> float:
         start = time.perf_counter()
         for _ in range(k):
-            subprocess.run([PYTHON, "-c", "import mlx.core"], check=True)
+            subprocess.run(BARE, check=True)
         return time.perf_counter() - start
 
-    measured = {
-        k: (median(rounds, partial(ours, k)), median(rounds, partial(bare, k))) for k in sizes
-    }
-    for k, (mine, floor) in measured.items():
+    def entries(self) -> None:
+        self.run(1)  # the probe cache and bytecode, as on any second run
+        one = median(self.rounds, partial(self.run, 1))
+        bare_one = median(self.rounds, partial(self.bare, 1))
+        ratio = one / bare_one
         print(
-            f"per-entry overhead     {k} trivial entries: mgradcheck {mine:.2f}s, "
-            f"bare imports {floor:.2f}s, ratio {mine / floor:.2f}x (target <= 1.15x)"
+            f"one trivial entry        {one:.3f}s against one bare import {bare_one:.3f}s: "
+            f"{ratio:.1f}x (target <= 4x: {verdict(ratio, 4)})"
         )
-    (m1, f1), (m2, f2) = measured[sizes[0]], measured[sizes[1]]
-    slope_ours, slope_bare = (m2 - m1) / (sizes[1] - sizes[0]), (f2 - f1) / (sizes[1] - sizes[0])
-    fixed = m1 - slope_ours * sizes[0]
-    print(
-        f"                       marginal cost per entry {slope_ours * 1000:.1f} ms against "
-        f"{slope_bare * 1000:.1f} ms bare ({slope_ours / slope_bare:.2f}x); fixed cost {fixed:.2f}s"
-    )
-
-
-def startup(rounds: int) -> None:
-    base = median(rounds, lambda: timed([PYTHON, "-c", "pass"]))
-    for args in (["--help"], ["list"]):
-        t = median(rounds, partial(timed, [*MGRADCHECK, *args]))
+        sizes = (20, 80)
+        measured = {k: (median(self.rounds, partial(self.run, k)), median(self.rounds, partial(self.bare, k))) for k in sizes}  # fmt: skip
+        mine, floor = measured[20]
         print(
-            f"CLI start-up           mgradcheck {' '.join(args):<7} {t * 1000:.0f} ms, python -c pass {base * 1000:.0f} ms, ratio {t / base:.1f}x"
+            f"20 trivial entries, -j1  {mine:.2f}s against 20 bare imports {floor:.2f}s: "
+            f"{mine / floor:.2f}x (target <= 1.35x: {verdict(mine / floor, 1.35)})"
+        )
+        (m1, f1), (m2, f2) = measured[20], measured[80]
+        slope, slope_bare = (m2 - m1) / 60, (f2 - f1) / 60
+        print(
+            f"                         one more entry {slope * 1000:.1f} ms against {slope_bare * 1000:.1f} ms "
+            f"bare ({slope / slope_bare:.2f}x); fixed cost of a run {m1 - 20 * slope:.2f}s"
         )
 
+    def startup(self) -> None:
+        base = median(self.rounds, lambda: timed([PYTHON, "-c", "pass"]))
+        helped = median(
+            self.rounds, partial(timed, [*MGRADCHECK, "--help"], self.env, self.scratch)
+        )
+        listed = median(self.rounds, partial(timed, [*MGRADCHECK, "list"], self.env, self.scratch))
+        print(
+            f"mgradcheck --help        {helped * 1000:.0f} ms, python -c pass {base * 1000:.0f} ms "
+            f"(target <= 60 ms: {verdict(helped, 0.060)}); list {listed * 1000:.0f} ms"
+        )
+        files = [str(self.corpus / f"t{i:03}.yaml") for i in range(20)]
+        checked = median(self.rounds, partial(timed, [*MGRADCHECK, "validate", *files], self.env, self.scratch))  # fmt: skip
+        print(
+            f"validate of 20 files     {checked * 1000:.0f} ms (target <= 120 ms: {verdict(checked, 0.120)})"
+        )
 
-def corpus(rounds: int, scratch: Path) -> None:
-    cores = os.cpu_count() or 1
-    cold_cache = scratch / "cache-cold"
-    cold = timed([*MGRADCHECK, "run", "-q", "-j1"], with_cache(cold_cache))
-    warm = median(rounds, lambda: timed([*MGRADCHECK, "run", "-q", "-j1"], with_cache(cold_cache)))
-    print(
-        f"bundled corpus         -j1 cold kernel cache {cold:.2f}s, warm {warm:.2f}s, cold/warm {cold / warm:.2f}x"
-    )
-    parallel = median(
-        rounds, lambda: timed([*MGRADCHECK, "run", "-q", f"-j{cores}"], with_cache(cold_cache))
-    )
-    speedup = warm / parallel
-    print(
-        f"parallel scaling       -j1 {warm:.2f}s, -j{cores} {parallel:.2f}s: speed-up {speedup:.2f} "
-        f"= {speedup / cores:.2f} x N (target >= 0.85 x N)"
-    )
+    def reports(self) -> None:
+        out = self.scratch / "out"
+        out.mkdir()
+        four = ["--json", str(out / "r.json"), "--junit", str(out / "r.xml"),
+                "--summary", str(out / "s.md"), "--badge", str(out / "b.svg")]  # fmt: skip
+        without = median(self.rounds, partial(self.run, 600))
+        with_all = median(self.rounds, partial(self.run, 600, *four))
+        ratio = with_all / without
+        print(
+            f"600 entries, 4 reports   {with_all:.1f}s against {without:.1f}s without: "
+            f"{ratio:.2f}x (target <= 1.2x: {verdict(ratio, 1.2)})"
+        )
+
+    def bundled(self) -> None:
+        cores = os.cpu_count() or 1
+        env = {**os.environ, "MGRADCHECK_CACHE": str(self.scratch / "cache-corpus")}
+
+        def corpus(jobs: int) -> float:
+            return timed([*MGRADCHECK, "run", "-q", f"-j{jobs}"], env, self.scratch)
+
+        cold = corpus(cores)
+        warm_1 = median(self.rounds, partial(corpus, 1))
+        warm_n = median(self.rounds, partial(corpus, cores))
+        print(
+            f"bundled corpus           cold, -j{cores} (make run on a fresh machine) {cold:.1f}s; "
+            f"warm -j1 {warm_1:.1f}s, -j{cores} {warm_n:.1f}s (speed-up {warm_1 / warm_n:.2f} "
+            f"= {warm_1 / warm_n / cores:.2f} x N)"
+        )
+
+    def kernels(self) -> None:
+        """Each bundled entry alone, with an empty kernel cache: kernels built and seconds."""
+        from mgradcheck.corpus.loader import bundled_corpus, load
+
+        print("kernels built by each bundled entry alone (empty kernel cache):")
+        for entry in load([bundled_corpus()]):
+            tmp = Path(tempfile.mkdtemp(dir=self.scratch))
+            env = {**os.environ, "MGRADCHECK_CACHE": str(tmp)}
+            seconds = timed([*MGRADCHECK, "run", entry.id, "-q"], env, self.scratch)
+            built = sum(1 for _ in (tmp / "kernels").rglob("*.so"))
+            print(f"  {entry.id:<28} {built:>3} kernels  {seconds:6.1f}s")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--entries", type=int, default=20)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument(
         "--skip-corpus", action="store_true", help="skip the bundled-corpus timings"
+    )
+    parser.add_argument(
+        "--skip-reports", action="store_true", help="skip the 600-entry report timing"
+    )
+    parser.add_argument(
+        "--kernels", action="store_true", help="also measure each entry's kernel builds"
     )
     args = parser.parse_args()
     import mlx.core as mx
 
     print(
-        f"machine: {platform.platform()}, {os.cpu_count()} cores, Python {platform.python_version()}, mlx {getattr(mx, '__version__', '?')}"
+        f"machine: {platform.platform()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+        f"mlx {getattr(mx, '__version__', '?')}; load average {os.getloadavg()[0]:.1f}"
     )
-    if os.environ.get("PYTHONDONTWRITEBYTECODE"):
-        print("note: PYTHONDONTWRITEBYTECODE is set: every process compiles its Python from source")
     scratch = Path(tempfile.mkdtemp(prefix="mgradcheck-bench-"))
     try:
-        startup(args.rounds)
-        overhead(args.entries, args.rounds, scratch)
+        bench = Bench(args.rounds, scratch)
+        bench.startup()
+        bench.entries()
+        if not args.skip_reports:
+            bench.reports()
         if not args.skip_corpus:
-            corpus(args.rounds, scratch)
+            bench.bundled()
+        if args.kernels:
+            bench.kernels()
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+    print(f"load average at the end {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":

@@ -63,11 +63,16 @@ class Probes:
         monkeypatch.setattr("mgradcheck.run.stages.probe", counting)
 
 
-def test_a_second_run_asks_no_child_and_a_new_release_is_probed_again(
-    fake_wheels: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def python(fake_wheels: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """An environment of fake MLX 1.1.0 of its own, and a cache of its own."""
     monkeypatch.setenv("MGRADCHECK_CACHE", str(tmp_path / "cache"))
-    python = make_venv(tmp_path / "venv", fake_wheels, "1.1.0")
+    return make_venv(tmp_path / "venv", fake_wheels, "1.1.0")
+
+
+def test_a_second_run_asks_no_child_and_a_new_release_is_probed_again(
+    python: str, fake_wheels: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     probes = Probes(monkeypatch)
     assert stages.prepare(python)[1].mlx == "1.1.0" and probes.count == 1
     assert stages.prepare(python)[1].mlx == "1.1.0" and probes.count == 1  # from the cache
@@ -78,10 +83,8 @@ def test_a_second_run_asks_no_child_and_a_new_release_is_probed_again(
 
 
 def test_an_interpreter_whose_imports_the_files_cannot_tell_is_probed_every_time(
-    fake_wheels: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    python: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("MGRADCHECK_CACHE", str(tmp_path / "cache"))
-    python = make_venv(tmp_path / "venv", fake_wheels, "1.1.0")
     probes = Probes(monkeypatch)
     for _ in range(2):
         stages.prepare(python, extra_env={"PYTHONPATH": str(tmp_path)})
