@@ -1,6 +1,6 @@
 """Benchmark mgradcheck's own cost against its floor; print every figure as a ratio measured in one run.
 
-    python bench/run.py [--rounds R] [--skip-corpus] [--skip-reports] [--kernels]
+    python bench/run.py [--rounds R] [--skip-corpus] [--report-entries N] [--kernels]
 
 Measures, on this machine and interpreter (medians of R rounds, taken in this one run):
   1. one trivial entry against one bare ``python -c "import mlx.core as mx; x = mx.array(1.0)"``
@@ -129,16 +129,16 @@ class Bench:
             f"validate of 20 files     {checked * 1000:.0f} ms (target <= 120 ms: {verdict(checked, 0.120)})"
         )
 
-    def reports(self) -> None:
+    def reports(self, n: int) -> None:
         out = self.scratch / "out"
         out.mkdir()
         four = ["--json", str(out / "r.json"), "--junit", str(out / "r.xml"),
                 "--summary", str(out / "s.md"), "--badge", str(out / "b.svg")]  # fmt: skip
-        without = median(self.rounds, partial(self.run, 600))
-        with_all = median(self.rounds, partial(self.run, 600, *four))
+        without = median(self.rounds, partial(self.run, n))
+        with_all = median(self.rounds, partial(self.run, n, *four))
         ratio = with_all / without
         print(
-            f"600 entries, 4 reports   {with_all:.1f}s against {without:.1f}s without: "
+            f"{n} entries, 4 reports   {with_all:.1f}s against {without:.1f}s without: "
             f"{ratio:.2f}x (target <= 1.2x: {verdict(ratio, 1.2)})"
         )
 
@@ -197,8 +197,8 @@ def main() -> None:
         bench = Bench(args.rounds, scratch)
         bench.startup()
         bench.entries()
-        if not args.skip_reports:
-            bench.reports()
+        if args.report_entries:
+            bench.reports(min(args.report_entries, 600))
         if not args.skip_corpus:
             bench.bundled()
         if args.kernels:
