@@ -1,4 +1,8 @@
-"""Write files so that a reader sees the old content or the new, never half of either."""
+"""Write files so that a reader sees the old content or the new, never half of either.
+
+A report path of ``-`` is standard output, as for every Unix tool: every
+writer goes through :func:`write_text`, so every report option takes it.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ import contextlib
 import fcntl
 import os
 import re
+import sys
 import tempfile
 import threading
 from pathlib import Path
@@ -30,6 +35,8 @@ def _mode_for(path: Path) -> int:
     except OSError:
         return 0o644 & ~_UMASK
 
+
+STDOUT = Path("-")
 
 _swept: set[str] = set()
 _swept_lock = threading.Lock()
@@ -69,8 +76,12 @@ def _sweep(path: Path) -> None:
 
 
 def write_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same directory."""
+    """Write ``text`` to ``path`` through a temporary file in the same directory (``-``: stdout)."""
     path = Path(path)
+    if path == STDOUT:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
     data = text.encode("utf-8")
     _sweep(path)
     try:
@@ -101,6 +112,8 @@ def write_text(path: Path, text: str) -> None:
 def check_writable(path: Path) -> None:
     """Fail now, before a long run, if ``path`` could not be written later."""
     path = Path(path)
+    if path == STDOUT:
+        return
     parent = path.parent if str(path.parent) else Path(".")
     if path.is_dir():
         raise WriteError(f"cannot write {path}: it is a directory")

@@ -58,6 +58,12 @@ code: |
 
 
 @pytest.fixture(autouse=True)
+def _two_jobs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """-j defaults to the usable cores; the suite runs as on its 2-core CI machine wherever it runs."""
+    monkeypatch.setenv("MGRADCHECK_JOBS", "2")
+
+
+@pytest.fixture(autouse=True)
 def _no_step_summary(monkeypatch: pytest.MonkeyPatch) -> None:
     """Runs inside GitHub Actions must not append the tests' summaries to the job's own."""
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)

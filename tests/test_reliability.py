@@ -419,16 +419,17 @@ def good_report(tmp_path: Path) -> str:
 
 # Commands with a report option, as functions of (good report, wheels, the path under test).
 WRITERS: dict[str, Callable[[str, Path, str], list[str]]] = {
+    "run --json": lambda g, w, p: ["run", "--corpus", str(BEHAVIOURS), "passes", "--json", p],
     "run --junit": lambda g, w, p: ["run", "--corpus", str(BEHAVIOURS), "passes", "--junit", p],
+    "run --badge": lambda g, w, p: ["run", "--corpus", str(BEHAVIOURS), "passes", "--badge", p],
     "run --summary": lambda g, w, p: ["run", "--corpus", str(BEHAVIOURS), "--summary", p],
     "bisect --json": lambda g, w, p: ["bisect", "fixed-in-1-3", "--corpus", RELEASES, *source(w), "--json", p],
     "matrix --json": lambda g, w, p: ["matrix", "--corpus", RELEASES, *source(w), "--json", p],
     "matrix --markdown": lambda g, w, p: ["matrix", "--corpus", RELEASES, *source(w), "--markdown", p],
-    "report merge -o": lambda g, w, p: ["report", "merge", g, "-o", p],
+    "report merge --json": lambda g, w, p: ["report", "merge", g, "--json", p],
     "report merge --junit": lambda g, w, p: ["report", "merge", g, "--junit", p],
     "report merge --summary": lambda g, w, p: ["report", "merge", g, "--summary", p],
-    "badge -o": lambda g, w, p: ["badge", g, "-o", p],
-    "badge --endpoint": lambda g, w, p: ["badge", g, "-o", str(Path(g).with_suffix(".svg")), "--endpoint", p],
+    "badge --badge": lambda g, w, p: ["badge", g, "--badge", p],
 }  # fmt: skip
 
 
@@ -521,7 +522,8 @@ def full_disk(monkeypatch: pytest.MonkeyPatch) -> Callable[[Path], None]:
 
 
 @pytest.mark.parametrize(
-    "writer", ["bisect --json", "matrix --markdown", "report merge -o", "badge -o", "run --junit"]
+    "writer",
+    ["bisect --json", "matrix --markdown", "report merge --json", "badge --badge", "run --junit"],
 )
 def test_a_full_disk_leaves_the_previous_report_whole(
     writer: str, fake_wheels: Path, tmp_path: Path, full_disk: Callable[[Path], None]

@@ -12,7 +12,8 @@ import click
 
 from mgradcheck import __version__
 from mgradcheck.cli.common import say
-from mgradcheck.cli.corpus import list_, show, validate
+from mgradcheck.cli.completion import completion
+from mgradcheck.cli.corpus import list_, schema, show, validate
 from mgradcheck.cli.envs import envs
 from mgradcheck.cli.releases import bisect, matrix
 from mgradcheck.cli.report import badge, report
@@ -33,17 +34,36 @@ def cli() -> None:
     """
 
 
-for command in (run, list_, show, validate, report, badge, envs, bisect, matrix, sweep):
+for command in (
+    run,
+    list_,
+    show,
+    validate,
+    report,
+    badge,
+    envs,
+    bisect,
+    matrix,
+    sweep,
+    schema,
+    completion,
+):
     cli.add_command(command)
 
 
 def main() -> None:
-    """Run the command line; a Ctrl-C before a command has started still exits 130, quietly."""
+    """Run the command line; a Ctrl-C before a command has started still exits 130, quietly.
+
+    Click's own errors (a bad option value, an unknown command) are given as
+    every other error is: ``mgradcheck: error: ...``, exit status 2.
+    """
     try:
         code = cli.main(prog_name="mgradcheck", standalone_mode=False)
     except click.ClickException as exc:
-        exc.show()
-        sys.exit(exc.exit_code)
+        say(f"error: {exc.format_message()}")
+        if isinstance(exc, click.UsageError) and exc.ctx is not None:
+            say(f"see '{exc.ctx.command_path} --help'")
+        sys.exit(ExitCode.USAGE)
     except (click.Abort, KeyboardInterrupt):
         say("interrupted by SIGINT")
         sys.exit(ExitCode.INTERRUPTED)

@@ -7,32 +7,53 @@ from pathlib import Path
 
 import click
 
-from mgradcheck.cli.common import CORPUS_OPTION, handle_errors
+from mgradcheck.cli.common import CORPUS_OPTION, ID_ARGUMENT, TAG_OPTION, handle_errors
+from mgradcheck.corpus.entry import BACKENDS
+from mgradcheck.wording import count
 
 
-@click.command(name="list")
+def backend_here() -> str:
+    """The backend this machine's MLX runs on, read from what is installed (MLX is not imported)."""
+    import sys
+    from importlib import metadata
+
+    for name in ("mlx-cuda-13", "mlx-cuda-12", "mlx-cuda"):
+        try:
+            metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+        return "cuda"
+    return "metal" if sys.platform == "darwin" else "cpu"
+
+
+@click.command(name="list", short_help="List the entries and what each expects on this backend.")
 @handle_errors
 @CORPUS_OPTION
-@click.option("--tag", "tags", multiple=True, help="Only entries with this tag.")
-def list_(corpus_paths: Sequence[Path], tags: Sequence[str]) -> None:
-    """List the corpus entries: id, expected signature, fix release, title."""
+@TAG_OPTION
+@click.option(
+    "--backend",
+    type=click.Choice(BACKENDS),
+    help="Show what the corpus expects on this backend. Default: the one installed here.",
+)
+def list_(corpus_paths: Sequence[Path], tags: Sequence[str], backend: str | None) -> None:
+    """List the corpus entries: id, what the corpus expects on this backend, title."""
     from mgradcheck.run import stages
     from mgradcheck.run.display import printable
 
+    backend = backend or backend_here()
     entries = stages.load_corpus(corpus_paths)
+    if tags:
+        entries = stages.select(entries, (), tags)
     for e in entries:
-        if not all(t in e.tags for t in tags):
-            continue
-        fixed = sorted({str(v) for v in e.bug.fixed_in.values() if v is not None})
-        status = "fixed in " + "/".join(fixed) if fixed else ("open" if e.bug.affects else "guard")
+        status = e.bug.expectation(backend)
         if e.upstream.report is None:
             status += ", unreported"
-        click.echo(f"{e.id:<32} {status:<16} {printable(e.title)}")
+        click.echo(f"{e.id:<32} {status:<22} {printable(e.title)}")
 
 
-@click.command()
+@click.command(short_help="Explain one entry: bug, links, code, last status.")
 @handle_errors
-@click.argument("entry_id")
+@ID_ARGUMENT
 @CORPUS_OPTION
 def show(entry_id: str, corpus_paths: Sequence[Path]) -> None:
     """Explain one entry: the bug, its links, its code, its last known status."""
@@ -43,7 +64,7 @@ def show(entry_id: str, corpus_paths: Sequence[Path]) -> None:
     click.echo(render(entry))
 
 
-@click.command()
+@click.command(short_help="Check corpus files without running anything.")
 @handle_errors
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 def validate(paths: Sequence[Path]) -> None:
@@ -55,4 +76,18 @@ def validate(paths: Sequence[Path]) -> None:
     entries = stages.load_corpus(paths, warnings)
     for warning in warnings:
         say(f"warning: {warning}")
-    click.echo(f"{len(entries)} entries valid")
+    click.echo(f"{count(len(entries), 'entry')} valid")
+
+
+@click.command(short_help="Print the JSON Schema of corpus entries or of the JSON report.")
+@handle_errors
+@click.argument("which", type=click.Choice(["entry", "report"]))
+def schema(which: str) -> None:
+    """Print the JSON Schema of a corpus entry (for editors: yaml-language-server) or of the JSON report.
+
+    Both ship inside the package (mgradcheck/schemas/); 'mgradcheck validate'
+    stays the authority on entries, and checks what a schema cannot.
+    """
+    from mgradcheck.schemas import schema_text
+
+    click.echo(schema_text(which), nl=False)

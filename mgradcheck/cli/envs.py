@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import click
 
 from mgradcheck.cli.common import handle_errors, release_options, version_option
+from mgradcheck.cli.completion import release_versions, remember_releases
 from mgradcheck.errors import UsageError
 
 if TYPE_CHECKING:
@@ -15,7 +16,7 @@ if TYPE_CHECKING:
     from mgradcheck.releases.runs import Settings
 
 
-@click.group()
+@click.group(short_help="The cached environments that hold real MLX releases.")
 def envs() -> None:
     """The cached environments that hold real MLX releases (one per release, backend and Python)."""
 
@@ -51,11 +52,12 @@ def envs_releases(settings: Settings) -> None:
         raise UsageError(listing.empty_reason())
     for release in listing.releases:
         click.echo(f"{release.version}{'  (yanked)' if release.yanked else ''}")
+    remember_releases(str(r.version) for r in listing.releases)
 
 
 @envs.command(name="path")
 @handle_errors
-@click.argument("version", callback=version_option)
+@click.argument("version", callback=version_option, shell_complete=release_versions)
 @release_options
 @click.option("-q", "--quiet", is_flag=True, help="No progress while installing.")
 def envs_path(version: Version, settings: Settings, quiet: bool) -> None:

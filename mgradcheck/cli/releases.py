@@ -19,12 +19,18 @@ import click
 
 from mgradcheck.cli.common import (
     CORPUS_OPTION,
+    ID_ARGUMENT,
+    IDS_ARGUMENT,
+    TAG_OPTION,
     handle_errors,
     jobs_option,
+    json_option,
+    on_stdout,
     release_options,
     say,
     version_option,
 )
+from mgradcheck.cli.completion import release_versions
 from mgradcheck.errors import UsageError
 from mgradcheck.exitcodes import ExitCode
 from mgradcheck.releases.regress import RegressOn
@@ -79,18 +85,22 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
     write_text(path, dumps(data, indent=1))
 
 
-@click.command(epilog=RegressOn.epilog())
+@click.command(
+    epilog=RegressOn.epilog(), short_help="Find the MLX release that fixed (or broke) an entry."
+)
 @handle_errors
-@click.argument("entry_id", metavar="ID")
+@ID_ARGUMENT
 @click.option(
     "--good",
     callback=version_option,
+    shell_complete=release_versions,
     metavar="VERSION",
     help="A release without the behaviour (default: from the entry).",
 )
 @click.option(
     "--bad",
     callback=version_option,
+    shell_complete=release_versions,
     metavar="VERSION",
     help="A release with it (default: from the entry).",
 )
@@ -101,9 +111,7 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
 @click.option(
     "--no-cache", is_flag=True, help="Run every probe again instead of reusing stored results."
 )
-@click.option(
-    "--json", "json_path", type=click.Path(path_type=Path), help="Write the result as JSON here."
-)
+@json_option("the result as JSON")
 @click.option("-q", "--quiet", is_flag=True, help="No progress display (the report still prints).")
 def bisect(
     entry_id: str,
@@ -137,17 +145,19 @@ def bisect(
     result = bisect_entry(
         entry, settings, regress_on, pattern, good, bad, choose(quiet), corpus_args(corpus_paths)
     )
-    render(result, report_console())
+    render(result, report_console(stderr=on_stdout(json_path)))
     if json_path is not None:
         _write_json(json_path, result.to_json())
     sys.exit(ExitCode.OK if result.boundary is not None else ExitCode.USAGE)
 
 
-@click.command(epilog=RegressOn.epilog())
+@click.command(
+    epilog=RegressOn.epilog(), short_help="Run entries on every MLX release; show where each flips."
+)
 @handle_errors
-@click.argument("ids", nargs=-1)
+@IDS_ARGUMENT
 @CORPUS_OPTION
-@click.option("--tag", "tags", multiple=True, help="Only entries with this tag (repeatable).")
+@TAG_OPTION
 @click.option(
     "--versions",
     "version_range",
@@ -157,18 +167,17 @@ def bisect(
 @REGRESS_OPTION
 @MATCH_OPTION
 @release_options
-@jobs_option(2, "Releases run")
+@jobs_option("Releases run")
 @click.option(
     "--no-cache", is_flag=True, help="Run everything again instead of reusing stored results."
 )
-@click.option(
-    "--json", "json_path", type=click.Path(path_type=Path), help="Write the matrix as JSON here."
-)
+@json_option("the matrix as JSON")
 @click.option(
     "--markdown",
     "markdown_path",
     type=click.Path(path_type=Path),
-    help="Write the matrix as Markdown here ('-': print it instead of the table).",
+    metavar="FILE",
+    help="Write the matrix as Markdown here ('-': standard output, the table then to stderr).",
 )
 @click.option(
     "--from-report",
@@ -206,10 +215,8 @@ def matrix(
     if version_range:
         parse_range(version_range)  # a bad range is bad usage, said before anything runs
     entries = stages.select(stages.load_corpus(corpus_paths), ids, tags)
-    to_stdout = markdown_path == Path("-")
-    markdown = None if to_stdout else markdown_path
     inputs = [*stages.corpus_inputs(corpus_paths), *(from_reports or ())]
-    check_writable_paths(json_path, markdown, inputs=inputs)
+    check_writable_paths(json_path, markdown_path, inputs=inputs)
     if from_reports:
         from mgradcheck.releases.matrix import from_reports as judged_reports
         from mgradcheck.reports.merge import read
@@ -226,11 +233,8 @@ def matrix(
         )
     if json_path is not None:
         _write_json(json_path, result.to_json())
-    if to_stdout:
-        click.echo(render_markdown(result), nl=False)
-    else:
-        render_table(result, report_console(width=200))
-    if markdown_path is not None and not to_stdout:
+    render_table(result, report_console(width=200, stderr=on_stdout(json_path, markdown_path)))
+    if markdown_path is not None:
         from mgradcheck.atomic import write_text
 
         write_text(markdown_path, render_markdown(result))

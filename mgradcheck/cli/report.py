@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING
 
 import click
 
-from mgradcheck.cli.common import handle_errors, report_options, say
+from mgradcheck.cli.common import handle_errors, json_option, report_options, say
 from mgradcheck.errors import UsageError
+from mgradcheck.wording import count
 
 if TYPE_CHECKING:
     from mgradcheck.run.results import Report
@@ -33,60 +34,70 @@ def _read(files: Sequence[Path]) -> Report:
     return merged
 
 
-@click.group()
+@click.group(short_help="Merge the report files of many jobs.")
 def report() -> None:
     """Work with report files written by 'mgradcheck run --json'."""
 
 
-@report.command(name="merge")
+@report.command(
+    name="merge", short_help="Merge the reports of many jobs (shards, backends, releases) into one."
+)
 @handle_errors
 @REPORTS
-@click.option(
-    "-o", "--output", type=click.Path(path_type=Path), help="Write the merged JSON report here."
-)
+@json_option("the merged JSON report")
 @report_options
 def merge_command(
     files: Sequence[Path],
-    output: Path | None,
+    json_path: Path | None,
     junit_path: Path | None,
     summary_path: Path | None,
     badge_path: Path | None,
 ) -> None:
     """Merge reports of many jobs (shards, backends, releases) into one, each result keeping its environment.
 
+    Writes the reports asked for (at least one; '-' is standard output).
     Exits 0 once written, whatever the verdicts: the jobs that ran them already failed or passed.
     """
     from mgradcheck.reports.outputs import report_outputs, write
 
     merged = _read(files)
-    outputs = report_outputs(output, junit_path, summary_path, badge_path)
+    outputs = report_outputs(json_path, junit_path, summary_path, badge_path)
+    if not outputs.paths():
+        raise UsageError(
+            "nothing to write: give --json, --junit, --summary or --badge ('-' for standard output)"
+        )
     outputs.check(inputs=files)
     write(merged, outputs)
-    click.echo(f"merged {len(files)} reports: {merged.summary_line()}")
+    click.echo(
+        f"merged {count(len(files), 'report')}: {merged.summary_line()}", err=outputs.to_stdout
+    )
 
 
-@click.command()
+@click.command(short_help="Draw a status badge (SVG, shields.io JSON) from reports.")
 @handle_errors
 @REPORTS
 @click.option(
-    "-o",
-    "--output",
+    "--badge",
+    "badge_path",
     type=click.Path(path_type=Path),
+    metavar="FILE",
     required=True,
-    help="Write the SVG badge here.",
-)
-@click.option(
-    "--endpoint",
-    type=click.Path(path_type=Path),
-    help="Also write a shields.io endpoint JSON here.",
+    help="FILE (.svg added if missing) and FILE's stem + .shields.json beside it, as 'run --badge' "
+    "writes them ('-': the SVG to standard output).",
 )
 @click.option("--label", help="Left-hand text. Default: the MLX releases, e.g. 'mlx 0.32.4'.")
-def badge(files: Sequence[Path], output: Path, endpoint: Path | None, label: str | None) -> None:
-    """Draw a status badge from one or more reports, e.g. 'mlx 0.32.4 | 7/7 as expected' (no network)."""
+def badge(files: Sequence[Path], badge_path: Path, label: str | None) -> None:
+    """Draw a status badge from one or more reports, such as 'mlx 0.32.4 | 7/7 as expected'.
+
+    Drawn here, with no network: the SVG, and the same badge as a shields.io
+    endpoint document for https://img.shields.io/endpoint?url=...
+    """
     from mgradcheck.reports import badge as badges
     from mgradcheck.reports.outputs import Outputs
 
     merged = _read(files)
-    Outputs(badge=output, endpoint=endpoint).check(inputs=files)
-    badges.write(merged, output, endpoint, label)
-    click.echo(badges.summarise(merged, label).text)
+    svg, endpoint = badges.files(badge_path)
+    outputs = Outputs(badge=svg, endpoint=endpoint)
+    outputs.check(inputs=files)
+    badges.write(merged, svg, endpoint, label)
+    click.echo(badges.summarise(merged, label).text, err=outputs.to_stdout)

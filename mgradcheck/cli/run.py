@@ -11,9 +11,12 @@ import click
 
 from mgradcheck.cli.common import (
     CORPUS_OPTION,
+    IDS_ARGUMENT,
+    TAG_OPTION,
     handle_errors,
     interpreter_options,
     jobs_option,
+    json_option,
     release_options,
     report_options,
     say,
@@ -38,14 +41,12 @@ def _shard(ctx: click.Context, param: click.Parameter, value: str | None) -> Sha
         raise click.BadParameter(str(exc)) from None
 
 
-@click.command()
+@click.command(short_help="Run corpus entries, each in its own process, and judge each one.")
 @handle_errors
-@click.argument("ids", nargs=-1)
+@IDS_ARGUMENT
 @CORPUS_OPTION
-@click.option(
-    "--tag", "tags", multiple=True, help="Only entries with this tag (repeatable: all must match)."
-)
-@jobs_option(1, "Entries run")
+@TAG_OPTION
+@jobs_option("Entries run")
 @click.option(
     "--timeout",
     type=click.FloatRange(0.1, 86400),
@@ -57,9 +58,7 @@ def _shard(ctx: click.Context, param: click.Parameter, value: str | None) -> Sha
 @interpreter_options("Run")
 @release_options
 @click.option("--max-memory", type=click.IntRange(1), help="Address-space limit per child, in MiB.")
-@click.option(
-    "--json", "json_path", type=click.Path(path_type=Path), help="Write the JSON report here."
-)
+@json_option()
 @report_options
 @click.option(
     "--shard",
@@ -122,8 +121,9 @@ def run(
         say(f"interrupted by {stopped} before any entry ran")
         sys.exit(stopped.exit_code)
     snapshots = None
-    if outputs.paths():
-        snapshots = SnapshotWriter(outputs, lambda message: say(f"warning: {message}"))
+    files = outputs.files()
+    if files.paths():
+        snapshots = SnapshotWriter(files, lambda message: say(f"warning: {message}"))
     try:
         report, interrupted = stages.execute(
             entries, command, env, options, progress, meta, snapshots
@@ -133,7 +133,7 @@ def run(
             snapshots.close()
     json_report.write(report, last_report())
     write(report, outputs)
-    table.render(report, report_console())
+    table.render(report, report_console(stderr=outputs.to_stdout))
     if interrupted is not None:
         say(f"interrupted by {interrupted}; the report holds what finished")
     sys.exit(stages.exit_code(report, interrupted))

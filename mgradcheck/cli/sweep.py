@@ -13,11 +13,14 @@ from mgradcheck.cli.common import (
     handle_errors,
     interpreter_options,
     jobs_option,
+    json_option,
+    on_stdout,
     release_options,
     say,
 )
 from mgradcheck.errors import UsageError
 from mgradcheck.exitcodes import ExitCode
+from mgradcheck.wording import count
 
 if TYPE_CHECKING:
     from packaging.version import Version
@@ -36,7 +39,7 @@ def _dtypes(ctx: click.Context, param: click.Parameter, value: Sequence[str]) ->
     return names or DTYPES
 
 
-@click.command()
+@click.command(short_help="Gradcheck a catalogue of MLX operations for new bugs.")
 @handle_errors
 @click.option(
     "--ops",
@@ -67,13 +70,8 @@ def _dtypes(ctx: click.Context, param: click.Parameter, value: Sequence[str]) ->
     type=click.Path(file_okay=False, path_type=Path),
     help="Write each finding as a corpus entry here, then run it to confirm it reproduces.",
 )
-@click.option(
-    "--json",
-    "json_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Write the JSON report here.",
-)
-@jobs_option(2, "Children")
+@json_option()
+@jobs_option("Children")
 @click.option(
     "--points",
     type=click.IntRange(1, 20),
@@ -140,7 +138,9 @@ def sweep(
     if list_only:
         for case in cases:
             click.echo(f"{case.id:<28} {case.op:<18} {case.family:<13} {case.fn}")
-        click.echo(f"{len(cases)} cases, {len(tasks)} runs over {', '.join(dtypes)}")
+        click.echo(
+            f"{count(len(cases), 'case')}, {count(len(tasks), 'run')} over {', '.join(dtypes)}"
+        )
         return
     check_writable_paths(json_path)
     progress = choose(quiet)
@@ -148,7 +148,7 @@ def sweep(
     report = run_sweep(command, env, options, progress)
     if json_path is not None:
         sweep_report.write_json(report, json_path)
-    click.echo(sweep_report.render(report))
+    click.echo(sweep_report.render(report), err=on_stdout(json_path))
     if report.interrupted is not None:
         say(f"interrupted by {report.interrupted}; the report holds what finished")
         sys.exit(report.interrupted.exit_code)

@@ -54,6 +54,17 @@ class Bug:
         text = " or ".join(o.label for o in self.outcomes)
         return f"{text} matching /{self.match}/" if self.match else text
 
+    def expectation(self, backend: str) -> str:
+        """What the corpus expects on ``backend``, in a few words: ``fixed in 0.32.0``, ``not on cpu``."""
+        if not self.affects:
+            return "guard"
+        if backend not in self.affects:
+            return f"not on {backend}"
+        start, end = self.introduced_in.get(backend), self.fixed_in.get(backend)
+        if end is not None:
+            return f"since {start}, fixed in {end}" if start is not None else f"fixed in {end}"
+        return f"open since {start}" if start is not None else "open"
+
     def expected(self, mlx: Version, backend: str) -> bool:
         """Whether the bug should reproduce on this release and backend."""
         if backend not in self.affects:

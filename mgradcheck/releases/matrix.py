@@ -27,6 +27,7 @@ from mgradcheck.releases.runs import Settings, Status, run_release
 from mgradcheck.run.display import Progress, markup_safe
 from mgradcheck.run.results import Report
 from mgradcheck.run.runner import Runner
+from mgradcheck.wording import count
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -214,7 +215,8 @@ def matrix_of(
         within = f" within {version_range}" if version_range else ""
         raise UsageError(f"{listing.empty_reason()}{within}")
     progress.start(
-        f"matrix: {len(entries)} entries x {len(versions)} releases", total=len(versions)
+        f"matrix: {count(len(entries), 'entry')} x {count(len(versions), 'release')}",
+        total=len(versions),
     )
 
     def finished(version: Version) -> None:

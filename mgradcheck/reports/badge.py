@@ -17,7 +17,7 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
-from mgradcheck.atomic import write_text
+from mgradcheck.atomic import STDOUT, write_text
 from mgradcheck.outcomes import Verdict
 from mgradcheck.reports import json_report
 from mgradcheck.reports.text import one_line
@@ -164,8 +164,14 @@ def endpoint_beside(svg: Path) -> Path:
 
 
 def svg_path(path: Path) -> Path:
-    """``--badge FILE`` names the SVG; ``.svg`` is added when FILE lacks it."""
-    return path if path.suffix == ".svg" else path.with_name(path.name + ".svg")
+    """``--badge FILE`` names the SVG; ``.svg`` is added when FILE lacks it (``-`` is stdout)."""
+    return path if path.suffix == ".svg" or path == STDOUT else path.with_name(path.name + ".svg")
+
+
+def files(path: Path) -> tuple[Path, Path | None]:
+    """The SVG and the endpoint JSON that ``--badge FILE`` names (no endpoint for ``-``, stdout)."""
+    svg = svg_path(path)
+    return svg, None if svg == STDOUT else endpoint_beside(svg)
 
 
 def write(

@@ -16,6 +16,7 @@ from mgradcheck.atomic import write_text
 from mgradcheck.outcomes import Verdict
 from mgradcheck.reports.text import one_line
 from mgradcheck.run.results import EntryResult, Report
+from mgradcheck.wording import count
 
 GITHUB_LIMIT = 1024 * 1024  # bytes GitHub accepts in one step's summary
 REASON_CHARS = 160
@@ -103,7 +104,7 @@ def render(report: Report, limit: int = GITHUB_LIMIT) -> str:
         lines += [f"### Needs attention ({len(unexpected)})", ""]
         lines += table(unexpected, ("entry", "environment", "outcome", "verdict", "reason"))
         lines.append("")
-    lines += [f"<details><summary>All {len(report.results)} entries</summary>", ""]
+    lines += [f"<details><summary>All {count(len(report.results), 'entry')}</summary>", ""]
     lines += table(
         list(report.results), ("entry", "environment", "outcome", "verdict", "time", "reason")
     )

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from mgradcheck.atomic import check_writable
+from mgradcheck.atomic import STDOUT, check_writable
 from mgradcheck.corpus.loader import CORPUS_SUFFIXES
 from mgradcheck.errors import UsageError, WriteError
 from mgradcheck.run.results import Report
@@ -28,6 +28,27 @@ class Outputs:
         named = (self.json, *self.extra, self.junit, self.summary, self.badge, self.endpoint)
         return [p for p in named if p is not None]
 
+    @property
+    def to_stdout(self) -> bool:
+        """Whether one report goes to standard output (``-``): then the table goes to stderr."""
+        return STDOUT in self.paths()
+
+    def files(self) -> Outputs:
+        """These outputs less the one on standard output: what may be rewritten as a run goes."""
+
+        def kept(path: Path | None) -> Path | None:
+            return None if path == STDOUT else path
+
+        return replace(
+            self,
+            json=kept(self.json),
+            extra=tuple(p for p in self.extra if p != STDOUT),
+            junit=kept(self.junit),
+            summary=kept(self.summary),
+            badge=kept(self.badge),
+            endpoint=kept(self.endpoint),
+        )
+
     def check(self, inputs: Sequence[Path] = ()) -> None:
         """Fail now, before anything runs, on a report that cannot be written or would replace an input.
 
@@ -36,7 +57,11 @@ class Outputs:
         input directory, which the next run would read as a corpus file.
         """
         seen: set[Path] = set()
+        if self.paths().count(STDOUT) > 1:
+            raise UsageError("only one report can go to standard output ('-')")
         for path in self.paths():
+            if path == STDOUT:
+                continue
             if path.resolve() in seen:
                 raise UsageError(f"{path} is named for two different reports")
             seen.add(path.resolve())
@@ -82,6 +107,7 @@ def report_outputs(
     the job's (``$GITHUB_STEP_SUMMARY``), keeping what earlier steps wrote.
     ``--badge FILE`` writes ``FILE`` (``.svg`` added if missing) and its
     shields.io endpoint beside it: ``badge.svg`` -> ``badge.shields.json``.
+    Any of them may be ``-``, standard output (the badge then without its endpoint).
     """
     from mgradcheck.reports import badge as badges
     from mgradcheck.reports.markdown import step_summary
@@ -94,14 +120,14 @@ def report_outputs(
             prefix = ""
         except OSError as exc:
             raise UsageError(f"cannot read {summary}: {exc.strerror or exc}") from None
-    svg = badges.svg_path(badge) if badge is not None else None
+    svg, endpoint = badges.files(badge) if badge is not None else (None, None)
     return Outputs(
         json=json,
         junit=junit,
         summary=summary,
         summary_prefix=prefix,
         badge=svg,
-        endpoint=badges.endpoint_beside(svg) if svg is not None else None,
+        endpoint=endpoint,
     )
 
 

@@ -172,11 +172,14 @@ def choose(quiet: bool, stream: IO[str] | None = None) -> Progress:
     return PlainProgress(out)
 
 
-def report_console(width: int = 160) -> Console:
-    """The console reports and tables print on: the terminal's width, or ``width`` in a pipe."""
+def report_console(width: int = 160, stderr: bool = False) -> Console:
+    """The console reports and tables print on: the terminal's width, or ``width`` in a pipe.
+
+    ``stderr`` when standard output carries a report (``--json -``), so the two never mix.
+    """
     from rich.console import Console
 
-    console = Console(highlight=False)
+    console = Console(highlight=False, stderr=stderr)
     if not console.is_terminal:
-        console = Console(highlight=False, width=width)
+        console = Console(highlight=False, width=width, stderr=stderr)
     return console

@@ -14,6 +14,7 @@ from typing import Any
 from mgradcheck.outcomes import Outcome, Verdict
 from mgradcheck.run.observation import Environment, Observation
 from mgradcheck.run.verdict import Judgement, counts
+from mgradcheck.wording import count
 
 SCHEMA = "mgradcheck-report"
 SCHEMA_VERSION = 1
@@ -109,7 +110,7 @@ class Report:
         tally = self.tally()
         parts = [f"{tally[v]} {v.label}" for v in Verdict if tally[v]]
         text = ", ".join(parts) if parts else "nothing ran"
-        return f"{len(self.results)} entries: {text}" + (
+        return f"{count(len(self.results), 'entry')}: {text}" + (
             " (interrupted)" if self.interrupted else ""
         )
 

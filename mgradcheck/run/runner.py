@@ -32,6 +32,7 @@ from mgradcheck.run.observation import Environment, Observation, not_run
 from mgradcheck.run.results import EntryResult
 from mgradcheck.run.signal_watch import SignalWatch
 from mgradcheck.run.verdict import classify, unmet_requirement
+from mgradcheck.wording import count
 
 PROBE_TIMEOUT = 120.0
 
@@ -176,7 +177,7 @@ class Runner:
         done: dict[str, EntryResult] = {}
         pending: dict[str, list[Observation | None]] = {}
         interrupted: Interrupted | None = None
-        title = f"{self.title}: {len(entries)} entries on {self.environment.label}"
+        title = f"{self.title}: {count(len(entries), 'entry')} on {self.environment.label}"
         self.progress.start(title, total=len(entries))
         watch = SignalWatch.start(self._culprit)  # before the pool: its threads inherit the mask
         pool = ThreadPoolExecutor(max_workers=max(1, self.options.jobs), thread_name_prefix="mgc")

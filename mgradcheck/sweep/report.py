@@ -10,6 +10,7 @@ from mgradcheck.reports import json_report
 from mgradcheck.run.display import printable
 from mgradcheck.sweep.execute import Status
 from mgradcheck.sweep.run import SweepReport
+from mgradcheck.wording import count, plural
 
 
 def render(report: SweepReport) -> str:
@@ -20,7 +21,7 @@ def render(report: SweepReport) -> str:
             finding.reproduced
         ]
         lines.append(
-            f"  FINDING {finding.group.title}: {len(finding.group.results)} runs{where}{confirmed}"
+            f"  FINDING {finding.group.title}: {count(len(finding.group.results), 'run')}{where}{confirmed}"
         )
         if finding.reproduced is False:
             lines.append(f"      {finding.reproduction}")
@@ -35,7 +36,9 @@ def render(report: SweepReport) -> str:
         ops = ", ".join(f"{op} [{','.join(sorted(d))}]" for op, d in sorted(by_op.items()))
         lines.append(f"  unsupported (MLX implements no derivative path checked): {ops}")
     if partial:
-        lines.append(f"  {partial} other runs skipped a path MLX does not implement (see --json)")
+        lines.append(
+            f"  {partial} other {plural(partial, 'run')} skipped a path MLX does not implement (see --json)"
+        )
     for result in report.results:
         if result.status is Status.ERROR:
             lines.append(
@@ -44,7 +47,7 @@ def render(report: SweepReport) -> str:
     not_run = report.counts()[Status.NOT_RUN]
     if not_run:
         lines.append(
-            f"  {not_run} runs not started: the budget of {report.budget:.0f}s ran out (raise --budget)"
+            f"  {count(not_run, 'run')} not started: the budget of {report.budget:.0f}s ran out (raise --budget)"
         )
     return printable("\n".join(lines))  # findings quote what MLX printed
 

@@ -26,6 +26,7 @@ from mgradcheck.sweep.catalogue import DTYPES, Case, catalogue, select, tasks
 from mgradcheck.sweep.execute import CaseResult, Executor, Status, Task
 from mgradcheck.sweep.findings import Group, group
 from mgradcheck.sweep.shrink import Shrunk, shrink
+from mgradcheck.wording import count
 
 SCHEMA = "mgradcheck-sweep"
 SCHEMA_VERSION = 1
@@ -85,8 +86,9 @@ class SweepReport:
         tally = self.counts()
         parts = ", ".join(f"{tally[s]} {s.label}" for s in Status if tally[s])
         return (
-            f"{self.cases} catalogue cases, {len(self.results)} runs in {self.seconds:.0f}s "
-            f"on mlx {self.environment.mlx}: {parts}; {len(self.findings)} distinct findings"
+            f"{count(self.cases, 'catalogue case')}, {count(len(self.results), 'run')} in "
+            f"{self.seconds:.0f}s on mlx {self.environment.mlx}: {parts}; "
+            f"{count(len(self.findings), 'distinct finding')}"
             + (f" (interrupted by {self.interrupted})" if self.interrupted else "")
         )
 

@@ -121,7 +121,7 @@ def test_sigkill_mid_run_leaves_valid_reports_of_what_finished(tmp_path: Path) -
     )
     out = {name: tmp_path / name for name in ("r.json", "r.xml", "s.md", "b.svg", "b.shields.json")}
     parent = _mgradcheck(
-        "run", "--corpus", str(corpus), "-q",
+        "run", "--corpus", str(corpus), "-q", "-j", "1",  # the sleeper starts once the first is written
         "--json", str(out["r.json"]), "--junit", str(out["r.xml"]),
         "--summary", str(out["s.md"]), "--badge", str(out["b.svg"]),
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,

@@ -123,7 +123,7 @@ def test_cli_merges_shards_and_backends_into_one_badge(
     out = tmp_path / "merged"
     out.mkdir()
     run = run_cli(
-        "report", "merge", *map(str, shard_reports), "-o", str(out / "m.json"),
+        "report", "merge", *map(str, shard_reports), "--json", str(out / "m.json"),
         "--junit", str(out / "m.xml"), "--summary", str(out / "m.md"), "--badge", str(out / "badge.svg"),
     )  # fmt: skip
     assert run.returncode == 0, run.stderr
@@ -145,10 +145,9 @@ def test_cli_merges_shards_and_backends_into_one_badge(
 
 
 def test_cli_badge_from_reports(shard_reports: list[Path], tmp_path: Path) -> None:
-    svg, endpoint = tmp_path / "b.svg", tmp_path / "b.json"
-    run = run_cli(
-        "badge", *map(str, shard_reports[:2]), "-o", str(svg), "--endpoint", str(endpoint)
-    )
+    """``badge --badge b`` names its files as ``run --badge b`` does: b.svg, and b.shields.json beside it."""
+    svg, endpoint = tmp_path / "b.svg", tmp_path / "b.shields.json"
+    run = run_cli("badge", *map(str, shard_reports[:2]), "--badge", str(tmp_path / "b"))
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "mlx 0.32.4 (cpu): 1/3 as expected, 2 REGRESSED"
     assert ET.parse(svg).getroot().get("role") == "img"
@@ -156,7 +155,7 @@ def test_cli_badge_from_reports(shard_reports: list[Path], tmp_path: Path) -> No
 
 
 def test_cli_warns_about_a_missing_shard(shard_reports: list[Path], tmp_path: Path) -> None:
-    run = run_cli("report", "merge", str(shard_reports[0]), "-o", str(tmp_path / "m.json"))
+    run = run_cli("report", "merge", str(shard_reports[0]), "--json", str(tmp_path / "m.json"))
     assert run.returncode == 0
     assert "warning: no report for shard mlx 0.32.4 cpu" in run.stderr and "2/2" in run.stderr
 
@@ -167,7 +166,7 @@ def test_cli_refuses_mixed_versions_plainly(shard_reports: list[Path], tmp_path:
     data["schema_version"] = SCHEMA_VERSION + 1
     future.write_text(json.dumps(data))
     run = run_cli(
-        "report", "merge", str(shard_reports[1]), str(future), "-o", str(tmp_path / "m.json")
+        "report", "merge", str(shard_reports[1]), str(future), "--json", str(tmp_path / "m.json")
     )
     assert run.returncode == 2
     assert "cannot merge reports of different schema versions" in run.stderr
