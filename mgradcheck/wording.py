@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
-_IRREGULAR = {"entry": "entries", "was": "were", "is": "are"}
+_IRREGULAR = {"was": "were", "is": "are"}
 
 
 def plural(n: int, word: str) -> str:
-    """``word`` as it goes with ``n``: ``plural(1, 'entry') == 'entry'``, ``plural(2, 'entry') == 'entries'``."""
+    """``word`` as it goes with ``n``: ``plural(1, 'entry') == 'entry'``, ``plural(2, 'entry') == 'entries'``.
+
+    The last word of a phrase takes the ending: ``emitted entry`` -> ``emitted entries``.
+    """
     if n == 1:
         return word
-    return _IRREGULAR.get(word, word + ("es" if word.endswith(("s", "x", "ch", "sh")) else "s"))
+    if word in _IRREGULAR:
+        return _IRREGULAR[word]
+    if word.endswith("y") and word[-2:-1] not in ("a", "e", "i", "o", "u", ""):
+        return word[:-1] + "ies"
+    return word + ("es" if word.endswith(("s", "x", "ch", "sh")) else "s")
 
 
 def count(n: int, word: str) -> str:

@@ -76,6 +76,8 @@ class RecordingProgress:
         self.total: int | None = -1
         self.done = 0
         self.stopped = False
+        self.running: set[str] = set()  # started and not finished
+        self.started: list[str] = []
 
     def start(self, title: str, total: int | None = None) -> None:
         self.total = total
@@ -83,6 +85,13 @@ class RecordingProgress:
 
     def status(self, text: str) -> None:
         self.calls.append(f"status {text}")
+
+    def item_started(self, item: str) -> None:
+        self.running.add(item)
+        self.started.append(item)
+
+    def item_finished(self, item: str) -> None:
+        self.running.discard(item)
 
     def line(self, text: str, style: str = "") -> None:
         self.lines.append(text)

@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from packaging.version import Version
 
     from mgradcheck.releases.runs import Settings
+    from mgradcheck.run.child_process import ChildCommand
+    from mgradcheck.run.observation import Environment
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -119,6 +121,26 @@ def default_jobs() -> int:
 MAX_JOBS = 512
 
 
+def note_kernel_build(command: ChildCommand, environment: Environment, compiles: bool) -> None:
+    """Say once, as it starts, that this run builds mx.compile's CPU kernels (cached afterwards).
+
+    On the CPU backend MLX compiles each new fused kernel with the system's C++
+    compiler into its ``TMPDIR``, which is kept per release: the first run of a
+    release that uses ``mx.compile`` spends a minute there, later ones none.
+    """
+    from pathlib import Path
+
+    kernels = (command.extra_env or {}).get("TMPDIR")
+    if not compiles or environment.backend != "cpu" or kernels is None:
+        return
+    if any(Path(kernels).rglob("*.so")):
+        return
+    say(
+        f"note: first mx.compile run on mlx {environment.mlx}: building its CPU kernels "
+        f"(C++ compiles, a minute or so), kept in {kernels} for the next runs"
+    )
+
+
 def jobs_option(what: str) -> Callable[[F], F]:
     """-j/--jobs: how many children (or releases) run at once; one default for every command."""
 
@@ -158,6 +180,12 @@ def interpreter_options(verb: str) -> Callable[[F], F]:
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             if kwargs.get("python") is not None and kwargs.get("mlx_version") is not None:
                 raise UsageError("--mlx and --python cannot be used together")
+            given = [key for key in _RELEASE_KEYS if kwargs.get(key)]
+            if given and kwargs.get("mlx_version") is None:
+                names = ", ".join("--" + key.replace("_", "-") for key in given)
+                raise UsageError(
+                    f"{names} only apply with --mlx VERSION (which release to install)"
+                )
             return func(*args, **kwargs)
 
         decorated: Any = click.option(
@@ -311,6 +339,7 @@ __all__ = [
     "interpreter_options",
     "jobs_option",
     "json_option",
+    "note_kernel_build",
     "on_stdout",
     "release_options",
     "report_options",

@@ -17,6 +17,7 @@ from mgradcheck.cli.common import (
     interpreter_options,
     jobs_option,
     json_option,
+    note_kernel_build,
     release_options,
     report_options,
     say,
@@ -120,6 +121,7 @@ def run(
         stopped = exc if isinstance(exc, Interrupted) else Interrupted(2)
         say(f"interrupted by {stopped} before any entry ran")
         sys.exit(stopped.exit_code)
+    note_kernel_build(command, env, any(e.uses_compile for e in entries))
     snapshots = None
     files = outputs.files()
     if files.paths():

@@ -14,6 +14,7 @@ from mgradcheck.cli.common import (
     interpreter_options,
     jobs_option,
     json_option,
+    note_kernel_build,
     on_stdout,
     release_options,
     say,
@@ -145,6 +146,7 @@ def sweep(
     check_writable_paths(json_path)
     progress = choose(quiet)
     command, env = open_target(python, mlx_version, settings, progress)
+    note_kernel_build(command, env, bool(options.compile_dtypes))
     report = run_sweep(command, env, options, progress)
     if json_path is not None:
         sweep_report.write_json(report, json_path)

@@ -120,6 +120,13 @@ class Entry:
     notes: str = ""
     found_by: FoundBy | None = None
 
+    @property
+    def uses_compile(self) -> bool:
+        """Whether running this entry may build ``mx.compile`` kernels (a guess from its text)."""
+        if self.gradcheck is not None:
+            return "compile" in self.gradcheck.get("checks", ("compile",))
+        return "compile" in (self.code or "")
+
     def child_spec(self) -> dict[str, Any]:
         """What the child needs to run this entry: plain JSON, no mgradcheck types."""
         return {

@@ -216,7 +216,7 @@ def open_target(
     def status(text: str) -> None:  # silent when the environment is ready
         nonlocal shown
         if not shown:
-            progress.start(f"mlx {release}")
+            progress.start(f"the environment of mlx {release}")
             shown = True
         progress.status(text)
 

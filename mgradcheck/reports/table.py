@@ -1,47 +1,55 @@
-"""The terminal table printed after a run."""
+"""The terminal table printed after a run: one line per entry, readable at 80 columns.
+
+Id, outcome, verdict, time and the start of the reason; an id is never broken
+(it is what people copy into ``mgradcheck show``, which has the title and the
+whole reason). The reason takes what width is left and ends in an ellipsis.
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mgradcheck.run.display import markup_safe
+from mgradcheck.run.display import markup_safe, printable
 from mgradcheck.run.results import Report
 
 if TYPE_CHECKING:
     from rich.console import Console
 
 
-def _short(text: str, width: int = 90) -> str:
-    line = text.strip().splitlines()[0] if text.strip() else ""
-    return line if len(line) <= width else line[: width - 1] + "…"
+REASON_MIN = 20  # below this the reason says nothing; the line may then pass the width
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else ""
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: max(width - 1, 0)] + "\N{HORIZONTAL ELLIPSIS}"
 
 
 def render(report: Report, console: Console) -> None:
+    from rich import box
     from rich.table import Table
 
-    table = Table(title=None, show_lines=False, expand=False)
-    for name, style in (
-        ("id", "bold"),
-        ("title", ""),
-        ("outcome", ""),
-        ("verdict", ""),
-        ("time", ""),
-        ("reason", ""),
-    ):
-        table.add_column(
-            name, style=style, overflow="fold", justify="right" if name == "time" else "left"
-        )
-    for r in report.results:
-        colour = r.verdict.colour
-        flaky = " (flaky)" if r.judgement.flaky else ""
+    header = ("id", "outcome", "verdict", "time")
+    cells = [
+        (printable(r.id), r.outcome_text + (" (flaky)" if r.judgement.flaky else ""), r.verdict.label,
+         f"{r.duration:.1f}s")
+        for r in report.results
+    ]  # fmt: skip
+    widths = [max(len(text) for text in column) for column in zip(header, *cells, strict=False)]
+    # Between two columns: one space of padding on each side of a blank rule.
+    reason_width = max(console.width - sum(widths) - 3 * len(widths), REASON_MIN)
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+    for name in header:
+        table.add_column(name, no_wrap=True, justify="right" if name == "time" else "left")
+    table.columns[0].style = "bold"
+    table.add_column("reason", no_wrap=True)
+    for r, (entry_id, outcome, verdict, seconds) in zip(report.results, cells, strict=True):
         table.add_row(
-            markup_safe(r.id),
-            markup_safe(_short(r.title, 50)),
-            r.outcome_text + flaky,
-            f"[{colour}]{r.verdict.label}[/]",
-            f"{r.duration:.1f}s",
-            markup_safe(_short(r.judgement.reason)),
-        )
+            markup_safe(entry_id), outcome, f"[{r.verdict.colour}]{verdict}[/]", seconds,
+            markup_safe(_cut(_first_line(printable(r.judgement.reason)), reason_width)),
+        )  # fmt: skip
     console.print(table)
     envs = markup_safe(
         ", ".join(

@@ -2,9 +2,10 @@
 
 Every long command (``run``, ``bisect``, ``matrix``, ``sweep``, ``envs path``,
 ``run --mlx`` while it installs) reports through :class:`Progress`: a title
-(with a total when it is known), the step in progress, one line per finished
+(with a total when it is known), the step in progress, the items running now
+(each from ``item_started`` to ``item_finished``), one line per finished
 item, the count of finished items. Implementations are safe to call from
-worker threads: releases run in parallel in ``matrix``.
+worker threads: entries and releases run in parallel.
 """
 
 from __future__ import annotations
@@ -12,10 +13,12 @@ from __future__ import annotations
 import re
 import sys
 import threading
-from typing import IO, TYPE_CHECKING, Protocol
+import time
+from typing import IO, TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from rich.console import Console
+    from rich.text import Text
 
 # What a terminal would act on instead of showing: C0 controls but newline and tab (an
 # escape sequence can retitle the terminal, forge a link, move the cursor), DEL, C1
@@ -50,6 +53,8 @@ def markup_safe(text: str) -> str:
 class Progress(Protocol):
     def start(self, title: str, total: int | None = None) -> None: ...
     def status(self, text: str) -> None: ...
+    def item_started(self, item: str) -> None: ...
+    def item_finished(self, item: str) -> None: ...
     def line(self, text: str, style: str = "") -> None: ...
     def advance(self, count: int = 1) -> None: ...
     def stop(self) -> None: ...
@@ -62,6 +67,12 @@ class Silent:
         pass
 
     def status(self, text: str) -> None:
+        pass
+
+    def item_started(self, item: str) -> None:
+        pass
+
+    def item_finished(self, item: str) -> None:
         pass
 
     def line(self, text: str, style: str = "") -> None:
@@ -95,6 +106,13 @@ class PlainProgress:
         with self._lock:
             self._print(f"  ... {text}")
 
+    # A log gets one line per finished item (with its time), not one per start too.
+    def item_started(self, item: str) -> None:
+        pass
+
+    def item_finished(self, item: str) -> None:
+        pass
+
     def line(self, text: str, style: str = "") -> None:
         with self._lock:
             if self.total is None:
@@ -111,41 +129,92 @@ class PlainProgress:
         pass
 
 
+FIXED_COLUMNS = 40  # spinner, bar, count and elapsed time, with the spaces between them
+
+
+def running_text(started: dict[str, float], now: float, width: int) -> str:
+    """``running: a 41s, b 3s, +2 more``: the items running now, longest first, within ``width``."""
+    parts = [
+        f"{item} {now - since:.0f}s"
+        for item, since in sorted(started.items(), key=lambda kv: kv[1])
+    ]
+    text = ""
+    for shown in range(len(parts), 0, -1):
+        rest = len(parts) - shown
+        text = "running: " + ", ".join(parts[:shown]) + (f", +{rest} more" if rest else "")
+        if len(text) <= width:
+            return text
+    return text[: max(width - 1, 0)] + "\N{HORIZONTAL ELLIPSIS}" if text else ""
+
+
 class RichProgress:
-    """A spinner, a bar when the total is known, the current step, and finished lines above them."""
+    """A spinner, a bar when the total is known, the current step or what is running and for
+    how long, and finished lines above them."""
 
     def __init__(self, console: Console) -> None:
         from rich.progress import (
             BarColumn,
             MofNCompleteColumn,
             Progress,
+            ProgressColumn,
             SpinnerColumn,
             TaskID,
-            TextColumn,
             TimeElapsedColumn,
         )
+        from rich.table import Column
+        from rich.text import Text
 
         self.console = console
+        self.running: dict[str, float] = {}  # item -> when it started (monotonic)
+        self._lock = threading.Lock()
+        owner = self
+
+        class Running(ProgressColumn):
+            """The step in progress, else the items running now; re-drawn as their times grow."""
+
+            def render(self, task: Any) -> Text:
+                if task.description:
+                    return Text(task.description)
+                with owner._lock:
+                    running = dict(owner.running)
+                width = max(owner.console.width - FIXED_COLUMNS, 20)
+                return Text(running_text(running, time.monotonic(), width), style="dim")
+
+        # The title goes on a line of its own above: the bar's line keeps its width for
+        # what is running, so that at 80 columns nothing is cut.
         self.progress = Progress(
             SpinnerColumn(),
-            TextColumn("[bold]{task.fields[title]}"),
-            BarColumn(),
+            BarColumn(bar_width=20),
             MofNCompleteColumn(),
             TimeElapsedColumn(),
-            TextColumn("{task.description}", markup=False),
+            Running(table_column=Column(no_wrap=True)),
             console=console,
             transient=True,
         )
         self.task: TaskID | None = None
 
     def start(self, title: str, total: int | None = None) -> None:
+        from rich.text import Text
+
+        self.console.print(Text(printable(title), style="bold"), highlight=False)
+        if self.task is not None:  # started again for the next stage (a sweep's shrinking)
+            self.progress.remove_task(self.task)
+        with self._lock:
+            self.running.clear()
         self.progress.start()
-        # The title column renders markup (bold); the status column does not.
-        self.task = self.progress.add_task("", total=total, title=markup_safe(title))
+        self.task = self.progress.add_task("", total=total)
 
     def status(self, text: str) -> None:
         if self.task is not None:
             self.progress.update(self.task, description=printable(text))
+
+    def item_started(self, item: str) -> None:
+        with self._lock:
+            self.running[printable(item)] = time.monotonic()
+
+    def item_finished(self, item: str) -> None:
+        with self._lock:
+            self.running.pop(printable(item), None)
 
     def line(self, text: str, style: str = "") -> None:
         from rich.text import Text

@@ -129,6 +129,9 @@ class Runner:
             started.append(child)
             self._track(child)
 
+        repeat = self.options.repeat or entry.repeat
+        item = entry.id if repeat == 1 else f"{entry.id} ({index + 1}/{repeat})"
+        self.progress.item_started(item)
         try:
             observation, _ = run_child(
                 self.command, spec, scratch / f"{entry.id}.{index}", timeout, on_start=track
@@ -138,6 +141,7 @@ class Runner:
         finally:
             with self._lock:
                 self._live.difference_update(started)
+            self.progress.item_finished(item)
         return observation
 
     def _skip(self, entry: Entry) -> EntryResult | None:
@@ -161,7 +165,10 @@ class Runner:
 
     def _finished(self, result: EntryResult) -> None:
         verdict = result.verdict
-        self.progress.line(f"{result.id}: {result.outcome_text} -> {verdict.label}", verdict.colour)
+        self.progress.line(
+            f"{result.id}: {result.outcome_text} -> {verdict.label} ({result.duration:.1f}s)",
+            verdict.colour,
+        )
         self.progress.advance()
         if self.on_result is not None:
             self.on_result(result)

@@ -235,9 +235,21 @@ class Executor:
                 batch_entry(i, [tasks[t].spec for t in batch], log, self.timeout)
                 for i, (batch, log) in enumerate(zip(wave, logs, strict=True))
             ]
-            outcome = Runner(
-                self.command, self.environment, RunOptions(jobs=self.jobs), Silent()
-            ).run(entries)
+            # Each batch child runs its cases one after another: shown by its first case.
+            labels = [
+                tasks[batch[0]].key + (f" +{len(batch) - 1}" if len(batch) > 1 else "")
+                for batch in wave
+            ]
+            progress = self.progress or Silent()
+            for label in labels:
+                progress.item_started(label)
+            try:
+                outcome = Runner(
+                    self.command, self.environment, RunOptions(jobs=self.jobs), Silent()
+                ).run(entries)
+            finally:
+                for label in labels:
+                    progress.item_finished(label)
             self.interrupted = outcome.interrupted
             finished: list[CaseResult] = []
             for batch, log, entry_result in zip(wave, logs, outcome.results, strict=True):
@@ -272,6 +284,5 @@ class Executor:
                     if result.status.is_finding or result.status is Status.ERROR:
                         self.progress.line(f"{result.task.key}: {result.status.label}")
                 self.progress.advance(len(finished))
-                self.progress.status(f"{len(results)}/{len(tasks)} cases run")
             if self.interrupted is not None:
                 break

@@ -169,20 +169,36 @@ def sweep(
         return report  # no shrinking or emitting: the user asked to stop
     deadline = started + options.budget
     quiet = Executor(command, env, jobs=options.jobs, batch_size=options.batch_size)
-    for found in group(results):
-        if quiet.interrupted is not None:  # report the rest as found, unshrunk
-            report.findings.append(FindingReport(found, Shrunk(found.representative())))
-            continue
-        shrunk = (
-            shrink(found, quiet, deadline) if options.shrink else Shrunk(found.representative())
-        )
-        report.findings.append(FindingReport(found, shrunk))
+    groups = group(results)
+    if groups and options.shrink:
+        progress.start(f"shrinking {count(len(groups), 'finding')}", total=len(groups))
+    try:
+        for found in groups:
+            if quiet.interrupted is not None:  # report the rest as found, unshrunk
+                report.findings.append(FindingReport(found, Shrunk(found.representative())))
+                continue
+            progress.item_started(found.title)
+            shrunk = (
+                shrink(found, quiet, deadline) if options.shrink else Shrunk(found.representative())
+            )
+            progress.item_finished(found.title)
+            progress.advance()
+            report.findings.append(FindingReport(found, shrunk))
+    finally:
+        progress.stop()
     report.interrupted = quiet.interrupted
     if options.emit is not None and report.findings and report.interrupted is None:
         options.emit.mkdir(parents=True, exist_ok=True)
         for finding in report.findings:
             finding.path = emit.write(options.emit, finding.group, finding.shrunk, env)
-        confirmed = confirm([f.path for f in report.findings if f.path], command, env, options.jobs)
+        progress.start(f"confirming {count(len(report.findings), 'emitted entry')}")
+        progress.status("running each emitted entry as 'mgradcheck run' would")
+        try:
+            confirmed = confirm(
+                [f.path for f in report.findings if f.path], command, env, options.jobs
+            )
+        finally:
+            progress.stop()
         for finding in report.findings:
             if finding.path in confirmed:
                 finding.reproduced, finding.reproduction = confirmed[finding.path]
