@@ -1,9 +1,13 @@
-"""``pytest --mgradcheck``: corpus entries as pytest items, in a project that is not this one."""
+"""``pytest --mgradcheck``: corpus files collected as pytest items, in a project that is not this one."""
 
 from __future__ import annotations
 
 import re
 import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 
@@ -62,66 +66,96 @@ def test_options_are_listed_in_help(pytester: pytest.Pytester) -> None:
     )
 
 
-def test_entries_are_items_with_stable_node_ids(project: pytest.Pytester) -> None:
+def test_entries_are_items_with_file_node_ids(project: pytest.Pytester) -> None:
     result = run(project, "--mgradcheck", "--mgradcheck-corpus=mlx-corpus", "--collect-only", "-q")
-    ids = [line for line in result.outlines if line.startswith("mgradcheck::")]
-    assert sorted(ids) == sorted(f"mgradcheck::{name}" for name in ONE_EACH)
+    ids = [line for line in result.outlines if line.startswith("mlx-corpus/")]
+    assert sorted(ids) == sorted(f"mlx-corpus/{name}.yaml::{name}" for name in ONE_EACH)
     assert "test_mine.py::test_mine" in result.outlines
     assert "6 tests collected" in result.stdout.str()
 
 
+def test_a_node_id_on_the_command_line_runs_that_entry(project: pytest.Pytester) -> None:
+    result = run(
+        project, "--mgradcheck", "--mgradcheck-corpus=mlx-corpus", "-rA",
+        "mlx-corpus/known-crash.yaml::known-crash", "mlx-corpus/metal-only.yaml",
+    )  # fmt: skip
+    result.assert_outcomes(passed=1, skipped=1)
+    result.stdout.fnmatch_lines(["PASSED mlx-corpus/known-crash.yaml::known-crash"])
+
+
+def test_the_marker_is_registered_and_selects_the_entries(project: pytest.Pytester) -> None:
+    markers = run(project, "--markers")
+    markers.stdout.fnmatch_lines(["@pytest.mark.mgradcheck: an entry of the mgradcheck corpus*"])
+    selected = run(
+        project, "--mgradcheck", "--mgradcheck-corpus=mlx-corpus", "--strict-markers",
+        "-m", "mgradcheck", "--collect-only", "-q",
+    )  # fmt: skip
+    assert "5/6 tests collected (1 deselected)" in selected.stdout.str()
+    assert "test_mine.py::test_mine" not in selected.outlines
+    others = run(
+        project, "--mgradcheck", "--mgradcheck-corpus=mlx-corpus", "-m", "not mgradcheck", "-q",
+    )  # fmt: skip
+    others.assert_outcomes(passed=1, deselected=5)
+
+
 def test_verdicts_become_pytest_outcomes(project: pytest.Pytester) -> None:
     result = run_downstream(project, "--mgradcheck", "--mgradcheck-corpus=mlx-corpus", "-rA")
-    result.assert_outcomes(passed=2, failed=2, xfailed=1, skipped=1)
-    result.stdout.fnmatch_lines(
-        [
-            "PASSED mgradcheck::passes",
-            "SKIPPED *needs metal; this run is on cpu",
-            "XFAIL mgradcheck::known-crash - known bug reproduced as expected: SIGSEGV",
-            "FAILED mgradcheck::fixed-upstream - FIXED: *",
-            "FAILED mgradcheck::segfaults - REGRESSED: the bug is back: SIGSEGV*",
-        ],
-        consecutive=False,
-    )
+    result.assert_outcomes(passed=3, failed=2, skipped=1)
+    for line in (
+        "PASSED mlx-corpus/known-crash.yaml::known-crash",
+        "PASSED mlx-corpus/passes.yaml::passes",
+        "SKIPPED [[]1] mlx-corpus/metal-only.yaml:1: needs metal; this run is on cpu",
+        "FAILED mlx-corpus/fixed-upstream.yaml::fixed-upstream - FIXED: *",
+        "FAILED mlx-corpus/segfaults.yaml::segfaults - REGRESSED: the bug is back: SIG*",
+    ):
+        result.stdout.fnmatch_lines([line])
 
 
-def test_a_crash_report_shows_signal_and_output(project: pytest.Pytester) -> None:
-    result = run(project, "--mgradcheck", "--mgradcheck-corpus=mlx-corpus", "-k", "segfaults")
-    result.assert_outcomes(failed=1, deselected=5)
-    result.stdout.fnmatch_lines(
-        [
-            "*_ mgradcheck::segfaults _*",
-            "REGRESSED: the bug is back: SIGSEGV (1/1 runs)",
-            "signal: SIGSEGV",
-            "exit status: -11",
-            "--- stderr (tail) ---",
-            "Fatal Python error: Segmentation fault",
-        ],
-        consecutive=False,
-    )
+def _junit_kinds(path: Path) -> dict[str, tuple[str, str]]:
+    """Testcase name -> (what it is: passed, skipped or failed; its bug_expected property)."""
+    kinds = {}
+    for case in ET.parse(path).getroot().iter("testcase"):
+        tags = {child.tag for child in case}
+        kind = (
+            "failed"
+            if tags & {"failure", "error"}
+            else "skipped"
+            if "skipped" in tags
+            else "passed"
+        )
+        props = {p.get("name"): p.get("value") for p in case.iter("property")}
+        kinds[case.get("name", "")] = (kind, props.get("bug_expected") or "?")
+    return kinds
 
 
-def test_k_selects_by_id_and_tag(project: pytest.Pytester) -> None:
-    by_id = run(project, "--mgradcheck", "--mgradcheck-corpus=mlx-corpus", "-k", "known-crash")
-    by_id.assert_outcomes(xfailed=1, deselected=5)
-    by_tag = run(
-        project,
-        "--mgradcheck",
-        "--mgradcheck-corpus=mlx-corpus",
-        "-k",
-        "verdicts",
-        "--collect-only",
-        "-q",
-    )
-    assert "3/6 tests collected (3 deselected)" in by_tag.stdout.str()
+def test_pytest_junit_and_run_junit_agree(project: pytest.Pytester) -> None:
+    """One convention in both: an entry as the corpus expects passes, a known bug reproducing
+    where it lives included, with bug_expected=true; skips skip; the other verdicts fail."""
+    pytest_xml, run_xml = project.path / "pytest.xml", project.path / "run.xml"
+    run_downstream(
+        project, "--mgradcheck", "--mgradcheck-corpus=mlx-corpus", "-m", "mgradcheck",
+        f"--junitxml={pytest_xml}",
+    )  # fmt: skip
+    subprocess.run(
+        [sys.executable, "-m", "mgradcheck", "run", "--corpus", "mlx-corpus", "-q",
+         "--junit", str(run_xml)],
+        cwd=project.path, capture_output=True, check=False, timeout=120,
+    )  # fmt: skip
+    from_run = _junit_kinds(run_xml)
+    assert from_run == _junit_kinds(pytest_xml)
+    assert from_run["known-crash"] == ("passed", "true")
+    assert from_run["passes"] == ("passed", "false")
+    assert {name for name, (kind, _) in from_run.items() if kind == "failed"} == {
+        "segfaults", "fixed-upstream"
+    }  # fmt: skip
 
 
-def test_a_bad_corpus_is_a_collection_error(pytester: pytest.Pytester) -> None:
+def test_a_bad_corpus_file_is_a_collection_error(pytester: pytest.Pytester) -> None:
     pytester.makefile(".yaml", broken="id: broken\ntitle: t\n")
     result = run(pytester, "--mgradcheck", "--mgradcheck-corpus=broken.yaml")
     assert result.ret == pytest.ExitCode.INTERRUPTED
     result.stdout.fnmatch_lines(
-        ["*ERROR collecting mgradcheck*", "broken.yaml:1: missing required key 'summary'"],
+        ["*ERROR collecting broken.yaml*", "broken.yaml:1: missing required key 'summary'"],
         consecutive=False,
     )
 
@@ -137,9 +171,14 @@ def test_the_bundled_corpus_is_collected_in_a_downstream_project(pytester: pytes
     expected = _bundled_ids()
     assert not (pytester.path / "mgradcheck").exists()
     result = run_downstream(pytester, "--mgradcheck", "--collect-only", "-q")
-    assert sorted(line for line in result.outlines if line.startswith("mgradcheck::")) == sorted(
-        f"mgradcheck::{i}" for i in expected
+    collected = sorted(line for line in result.outlines if "::" in line)
+    # Outside the project, each file is named relative to it ('..'), a node id pytest accepts back.
+    assert [line.rsplit("/", 1)[-1] for line in collected] == sorted(
+        f"{i}.yaml::{i}" for i in expected
     )
+    first = run_downstream(pytester, "--mgradcheck", collected[0], "-q", "--collect-only")
+    assert "1 test collected" in first.stdout.str()
+    assert first.outlines[0].endswith(collected[0].rsplit("/", 1)[-1])
 
 
 @pytest.mark.slow

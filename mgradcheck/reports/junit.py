@@ -50,6 +50,7 @@ def _testcase(suite: ET.Element, result: EntryResult) -> str:
             "verdict": result.verdict.label,
             "outcome": result.outcome_text,
             "flaky": str(result.judgement.flaky).lower(),
+            "bug_expected": str(result.judgement.bug_expected).lower(),
         },
     )
     kind = result.verdict.junit_element(result.outcome)
