@@ -92,7 +92,7 @@ def run(
     from mgradcheck.errors import Interrupted
     from mgradcheck.paths import last_report
     from mgradcheck.releases.runs import open_target
-    from mgradcheck.reports import json_report, table
+    from mgradcheck.reports import github, json_report, table
     from mgradcheck.reports.incremental import SnapshotWriter
     from mgradcheck.reports.outputs import report_outputs, write
     from mgradcheck.run import stages
@@ -136,6 +136,9 @@ def run(
     json_report.write(report, last_report())
     write(report, outputs)
     table.render(report, report_console(stderr=outputs.to_stdout))
+    if github.in_actions():
+        for annotation in github.annotate(report, {e.id: e.line for e in entries}):
+            click.echo(annotation, err=outputs.to_stdout)
     if interrupted is not None:
         say(f"interrupted by {interrupted}; the report holds what finished")
     sys.exit(stages.exit_code(report, interrupted))
