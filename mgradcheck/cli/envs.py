@@ -70,7 +70,7 @@ def envs_path(version: Version, settings: Settings, quiet: bool) -> None:
     progress = choose(quiet)
     if environments.needs_install(spec, settings.retry_failed):
         list_releases(settings.source, settings.target, pre=True, yanked=True).require(version)
-        progress.start(f"installing mlx {version}")
+        progress.start(settings.installing(version))
     try:
         with environments.using(
             spec,

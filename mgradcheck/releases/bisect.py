@@ -330,8 +330,11 @@ def bisect_entry(
 
 
 def _ends_disagree(good: Judged, bad: Judged, regress_on: RegressOn) -> str | None:
-    """None when the good end is good and the bad end bad; else the sentence that stops the bisect."""
-    what = f"bad meaning {regress_on.meaning}"
+    """None when the good end is good and the bad end bad; else the sentences that stop the bisect.
+
+    What the probes showed and what "bad" means are said apart: the reasons come
+    from the runs, the meaning from ``--regress-on``.
+    """
     for end, role in ((good, "--good"), (bad, "--bad")):
         if end.state is State.UNKNOWN:
             return (
@@ -340,15 +343,19 @@ def _ends_disagree(good: Judged, bad: Judged, regress_on: RegressOn) -> str | No
             )
     if good.state is State.GOOD and bad.state is State.BAD:
         return None
+    seen = (
+        f"mlx {good.version} (--good): {good.state.label}, {good.reason}; "
+        f"mlx {bad.version} (--bad): {bad.state.label}, {bad.reason}. "
+        f"Bad means {regress_on.meaning} (--regress-on {regress_on.label})."
+    )
     if good.state is State.BAD and bad.state is State.GOOD:
         return (
-            f"mlx {good.version} (--good) is bad and mlx {bad.version} (--bad) is good ({what}); "
-            f"swap them (--good {bad.version} --bad {good.version}) to find where that changed."
+            f"The ends are the wrong way round: swap them (--good {bad.version} --bad "
+            f"{good.version}) to find where that changed. {seen}"
         )
-    both = good.state.label
     return (
-        f"mlx {good.version} and mlx {bad.version} are both {both} ({what}: {good.reason}), "
-        f"so there is no change between them to find."
+        f"mlx {good.version} and mlx {bad.version} are both {good.state.label}, so there is no "
+        f"change between them to find. {seen}"
     )
 
 
@@ -384,6 +391,9 @@ def render(result: BisectResult, console: Console) -> None:
         reason = probe.reason.strip().splitlines()[0] if probe.reason.strip() else ""
         table.add_row(str(version), step, state, probe.outcome, markup_safe(reason))
     console.print(table)
+    if result.boundary is not None:
+        older, newer = ("bad", "good") if result.direction == "fix" else ("good", "bad")
+        console.print(f"[dim]<  the boundary: the last {older} and the first {newer} release[/]")
     console.print(f"[bold]{result.headline()}[/]")
     if result.compare_url:
         console.print(f"changes between them: {result.compare_url}", soft_wrap=True)

@@ -74,7 +74,7 @@ class Installer(enum.Enum):
 
 
 def find_uv() -> str | None:
-    """The uv binary of the ``uv`` package (a dependency), else one on PATH."""
+    """The uv binary of the ``uv`` package (the ``mgradcheck[uv]`` extra), else one on PATH."""
     try:
         import uv
 

@@ -76,6 +76,13 @@ class Settings:
             args += ["--backend", self.target.backend]
         return args
 
+    def installing(self, version: Version) -> str:
+        """What an install says while it runs; with pip, how to make the next one faster."""
+        text = f"installing mlx {version} ({self.target.backend})"
+        if self.installer is envs.Installer.PIP and envs.find_uv() is None:
+            text += " with venv + pip; 'pip install mgradcheck[uv]' makes builds faster"
+        return text
+
     def spec(self, version: Version) -> envs.EnvSpec:
         return envs.EnvSpec(version, self.target, self.source, self.installer, self.packages)
 
@@ -137,7 +144,7 @@ def open_release(
     spec = settings.spec(version)
     if envs.needs_install(spec, settings.retry_failed):
         list_releases(settings.source, settings.target, pre=True, yanked=True).require(version)
-        say(f"installing mlx {version} ({settings.target.backend})")
+        say(settings.installing(version))
     with envs.using(spec, settings.retry_failed, on_wait=_waiting(say, version)) as env:
         command, environment = _prepare(env)
     if not _same_release(environment, version):
@@ -171,7 +178,7 @@ def run_release(
 
     spec = settings.spec(version)
     if envs.needs_install(spec, settings.retry_failed):
-        say(f"installing mlx {version} ({settings.target.backend})")
+        say(settings.installing(version))
     try:
         with envs.using(spec, settings.retry_failed, _waiting(say, version), cancel) as env:
             if cancel is not None and cancel.is_set():

@@ -16,7 +16,8 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 
-REASON_MIN = 20  # below this the reason says nothing; the line may then pass the width
+REASON_MIN = 10  # narrower, the reason says nothing; the line may then pass the width
+OUTCOME_MAX = 14  # longer outcomes ("crash 3/10, pass 7/10") wrap within their column
 
 
 def _first_line(text: str) -> str:
@@ -38,12 +39,14 @@ def render(report: Report, console: Console) -> None:
         for r in report.results
     ]  # fmt: skip
     widths = [max(len(text) for text in column) for column in zip(header, *cells, strict=False)]
+    widths[1] = min(widths[1], OUTCOME_MAX)
     # Between two columns: one space of padding on each side of a blank rule.
     reason_width = max(console.width - sum(widths) - 3 * len(widths), REASON_MIN)
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
-    for name in header:
-        table.add_column(name, no_wrap=True, justify="right" if name == "time" else "left")
-    table.columns[0].style = "bold"
+    table.add_column("id", style="bold", no_wrap=True, min_width=widths[0])
+    table.add_column("outcome", width=widths[1])
+    table.add_column("verdict", no_wrap=True, min_width=widths[2])
+    table.add_column("time", justify="right", no_wrap=True, min_width=widths[3])
     table.add_column("reason", no_wrap=True)
     for r, (entry_id, outcome, verdict, seconds) in zip(report.results, cells, strict=True):
         table.add_row(

@@ -108,10 +108,25 @@ def test_refuses_ends_that_do_not_disagree(fake_wheels: Path, tmp_path: Path) ->
     assert len(both_bad.probes) == 2
     swapped = run("fixed-in-1-3", fake_wheels, store, good="1.0.0", bad="1.6.0")
     assert swapped.stopped is not None and "swap them (--good 1.6.0 --bad 1.0.0)" in swapped.stopped
+    # What the probes saw and what bad means are two sentences, never one run-on parenthesis.
+    meaning = f"Bad means {RegressOn.SIGNATURE.meaning} (--regress-on signature)."
+    assert both_bad.stopped.endswith(meaning) and swapped.stopped.endswith(meaning)
+    assert "mlx 1.1.0 (--good): bad, " in both_bad.stopped
     unknown = run("fixed-in-1-6", fake_wheels, store, good="1.5.0", bad="1.0.0")
     assert unknown.stopped is not None and unknown.stopped.startswith(
         "Cannot judge mlx 1.5.0 (--good)"
     )
+
+
+def test_the_report_explains_its_markers(fake_wheels: Path, tmp_path: Path) -> None:
+    from rich.console import Console
+
+    result = run("fixed-in-1-3", fake_wheels, ResultsStore(tmp_path))
+    console = Console(width=100, record=True)
+    bisecting.render(result, console)
+    text = console.export_text()
+    assert text.count(" <") == 2  # last bad and first good
+    assert "<  the boundary: the last bad and the first good release" in text
 
 
 def test_a_second_bisect_runs_nothing(
