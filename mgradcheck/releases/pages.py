@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import base64
 import json
+import netrc
+import os
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -115,6 +117,28 @@ def wheels_in(directory: Path) -> list[WheelFile]:
     return [w for w in found if w is not None]
 
 
+def credentials(parts: urllib.parse.SplitResult) -> str | None:
+    """``user:password`` for an index: written into its URL, else its host's ``.netrc`` entry.
+
+    pip and uv both read ``$NETRC`` (default ``~/.netrc``), so an index they can
+    install from with it is one this listing can read too.
+    """
+    if parts.username is not None:
+        return (
+            f"{urllib.parse.unquote(parts.username)}:{urllib.parse.unquote(parts.password or '')}"
+        )
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return None
+    try:
+        found = netrc.netrc(os.environ.get("NETRC") or None).authenticators(parts.hostname)
+    except (OSError, netrc.NetrcParseError):
+        return None  # no .netrc, or one the installers could not read either
+    if found is None:
+        return None
+    login, _, password = found
+    return f"{login}:{password or ''}"
+
+
 def fetch_project(index_url: str, project: str, timeout: float = TIMEOUT) -> list[WheelFile]:
     """One project's files from a simple index; a project the index lacks has none."""
     url = f"{index_url.rstrip('/')}/{canonicalize_name(project)}/"
@@ -123,11 +147,9 @@ def fetch_project(index_url: str, project: str, timeout: float = TIMEOUT) -> lis
         local = Path(urllib.request.url2pathname(parts.path))
         url = (local / "index.html").as_uri() if local.is_dir() else url
     headers = {"Accept": ACCEPT, "User-Agent": "mgradcheck"}
-    if parts.username is not None:
-        # urllib does not send credentials written into the URL; indexes with a token need them.
-        token = (
-            f"{urllib.parse.unquote(parts.username)}:{urllib.parse.unquote(parts.password or '')}"
-        )
+    token = credentials(parts)
+    if token is not None:
+        # urllib sends no credentials of its own; indexes with a token need them.
         headers["Authorization"] = "Basic " + base64.b64encode(token.encode()).decode()
         netloc = (parts.hostname or "") + (f":{parts.port}" if parts.port else "")
         url = urllib.parse.urlunsplit(parts._replace(netloc=netloc))

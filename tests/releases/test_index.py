@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import json
 import threading
@@ -204,6 +205,41 @@ def test_lists_from_an_http_index_with_the_json_api(index_url: str) -> None:
     listing = list_releases(Source(index_url), LINUX)
     assert [str(v) for v in listing.versions] == ["0.26.1", "0.29.0", "0.29.2"]
     assert all("application/vnd.pypi.simple.v1+json" in a for a in _Index.accepts)
+
+
+class _PrivateIndex(_Index):
+    """An index that answers only with the right credentials, as a private one does."""
+
+    def do_GET(self) -> None:
+        expected = "Basic " + base64.b64encode(b"reader:t0ken").decode()
+        if self.headers.get("Authorization") != expected:
+            self.send_error(401)
+            return
+        super().do_GET()
+
+
+def test_credentials_come_from_netrc_as_the_installers_read_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _PrivateIndex)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
+    thread.start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/simple"
+    try:
+        monkeypatch.setenv("NETRC", str(tmp_path / "missing"))
+        with pytest.raises(IndexUnreachable, match="answered 401"):
+            list_releases(Source(url), LINUX)
+        netrc_file = tmp_path / "netrc"
+        netrc_file.write_text("machine 127.0.0.1 login reader password t0ken\n")
+        netrc_file.chmod(0o600)
+        monkeypatch.setenv("NETRC", str(netrc_file))
+        assert [str(v) for v in list_releases(Source(url), LINUX).versions] == [
+            "0.26.1", "0.29.0", "0.29.2",
+        ]  # fmt: skip
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
 
 
 def test_offline_is_one_clear_line() -> None:
