@@ -170,15 +170,15 @@ class RichProgress:
         owner = self
 
         class Running(ProgressColumn):
-            """The step in progress, else the items running now; re-drawn as their times grow."""
+            """The step in progress, then the items running now; re-drawn as their times grow."""
 
             def render(self, task: Any) -> Text:
-                if task.description:
-                    return Text(task.description)
                 with owner._lock:
                     running = dict(owner.running)
                 width = max(owner.console.width - FIXED_COLUMNS, 20)
-                return Text(running_text(running, time.monotonic(), width), style="dim")
+                step = f"{task.description}  " if task.description else ""
+                text = running_text(running, time.monotonic(), width - len(step))
+                return Text(step) + Text(text, style="dim")
 
         # The title goes on a line of its own above: the bar's line keeps its width for
         # what is running, so that at 80 columns nothing is cut.

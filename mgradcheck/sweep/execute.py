@@ -284,5 +284,6 @@ class Executor:
                     if result.status.is_finding or result.status is Status.ERROR:
                         self.progress.line(f"{result.task.key}: {result.status.label}")
                 self.progress.advance(len(finished))
+                self.progress.status(f"{len(results)}/{len(tasks)} cases run")
             if self.interrupted is not None:
                 break
