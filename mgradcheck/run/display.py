@@ -129,7 +129,7 @@ class PlainProgress:
         pass
 
 
-FIXED_COLUMNS = 40  # spinner, bar, count and elapsed time, with the spaces between them
+FIXED_COLUMNS = 44  # spinner, bar, count and elapsed time, with the spaces between them
 
 
 def running_text(started: dict[str, float], now: float, width: int) -> str:
@@ -170,15 +170,16 @@ class RichProgress:
         owner = self
 
         class Running(ProgressColumn):
-            """The step in progress, then the items running now; re-drawn as their times grow."""
+            """The items running now, re-drawn as their times grow; else the step in progress
+            (which a log shows as its own line: the bar already counts what finished)."""
 
             def render(self, task: Any) -> Text:
                 with owner._lock:
                     running = dict(owner.running)
+                if not running:
+                    return Text(task.description)
                 width = max(owner.console.width - FIXED_COLUMNS, 20)
-                step = f"{task.description}  " if task.description else ""
-                text = running_text(running, time.monotonic(), width - len(step))
-                return Text(step) + Text(text, style="dim")
+                return Text(running_text(running, time.monotonic(), width), style="dim")
 
         # The title goes on a line of its own above: the bar's line keeps its width for
         # what is running, so that at 80 columns nothing is cut.
