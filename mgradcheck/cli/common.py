@@ -183,8 +183,9 @@ def interpreter_options(verb: str) -> Callable[[F], F]:
             given = [key for key in _RELEASE_KEYS if kwargs.get(key)]
             if given and kwargs.get("mlx_version") is None:
                 names = ", ".join("--" + key.replace("_", "-") for key in given)
+                verb = "applies" if len(given) == 1 else "apply"
                 raise UsageError(
-                    f"{names} only apply with --mlx VERSION (which release to install)"
+                    f"{names} {verb} only with --mlx VERSION (which release to install)"
                 )
             return func(*args, **kwargs)
 

@@ -44,11 +44,18 @@ def list_(corpus_paths: Sequence[Path], tags: Sequence[str], backend: str | None
     entries = stages.load_corpus(corpus_paths)
     if tags:
         entries = stages.select(entries, (), tags)
-    for e in entries:
-        status = e.bug.expectation(backend)
-        if e.upstream.report is None:
-            status += ", unreported"
-        click.echo(f"{e.id:<32} {status:<22} {printable(e.title)}")
+    rows = [
+        (
+            e.id,
+            e.bug.expectation(backend) + (", unreported" if e.upstream.report is None else ""),
+            e.title,
+        )
+        for e in entries
+    ]
+    id_width = max(len(entry_id) for entry_id, _, _ in rows)
+    status_width = max(len(status) for _, status, _ in rows)
+    for entry_id, status, title in rows:
+        click.echo(f"{entry_id:<{id_width}}  {status:<{status_width}}  {printable(title)}")
 
 
 @click.command(short_help="Explain one entry: bug, links, code, last status.")

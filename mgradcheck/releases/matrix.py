@@ -268,7 +268,7 @@ def from_reports(
     where = environments[0]
     hardware = f", {where.hardware}" if where.hardware else ""
     return Matrix(
-        f"{backends[0]} on {where.platform}{hardware}, from {len(reports)} reports",
+        f"{backends[0]} on {where.platform}{hardware}, from {count(len(reports), 'report')}",
         backends[0],
         regress_on,
         versions,

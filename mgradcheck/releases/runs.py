@@ -80,7 +80,7 @@ class Settings:
         """What an install says while it runs; with pip, how to make the next one faster."""
         text = f"installing mlx {version} ({self.target.backend})"
         if self.installer is envs.Installer.PIP and envs.find_uv() is None:
-            text += " with venv + pip; 'pip install mgradcheck[uv]' makes builds faster"
+            text += " with venv + pip (pip install 'mgradcheck[uv]' makes builds faster)"
         return text
 
     def spec(self, version: Version) -> envs.EnvSpec:

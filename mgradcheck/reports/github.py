@@ -13,6 +13,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from mgradcheck.run.display import printable
 from mgradcheck.run.results import EntryResult, Report
 
 LEVELS = {"red": "error", "amber": "warning"}
@@ -24,8 +25,9 @@ def in_actions(environ: Mapping[str, str] = os.environ) -> bool:
 
 
 def _data(text: str) -> str:
-    """A command's message, escaped as the runner unescapes it."""
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """A command's message, escaped as the runner unescapes it; control characters shown, not sent
+    (a log viewer would act on a child's escape sequences)."""
+    return printable(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
 def _property(text: str) -> str:

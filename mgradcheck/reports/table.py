@@ -9,23 +9,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from mgradcheck.run.display import markup_safe, printable
+from mgradcheck.run.display import cut, markup_safe, printable
 from mgradcheck.run.results import Report
 
 if TYPE_CHECKING:
     from rich.console import Console
 
 
-REASON_MIN = 10  # narrower, the reason says nothing; the line may then pass the width
 OUTCOME_MAX = 14  # longer outcomes ("crash 3/10, pass 7/10") wrap within their column
 
 
 def _first_line(text: str) -> str:
     return text.strip().splitlines()[0] if text.strip() else ""
-
-
-def _cut(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: max(width - 1, 0)] + "\N{HORIZONTAL ELLIPSIS}"
 
 
 def render(report: Report, console: Console) -> None:
@@ -40,9 +35,10 @@ def render(report: Report, console: Console) -> None:
     ]  # fmt: skip
     widths = [max(len(text) for text in column) for column in zip(header, *cells, strict=False)]
     widths[1] = min(widths[1], OUTCOME_MAX)
-    # Between two columns: one space of padding on each side of a blank rule.
-    reason_width = max(console.width - sum(widths) - 3 * len(widths), REASON_MIN)
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+    # Between two columns: a space of padding and a blank rule. The reason gets what is left,
+    # however little: a line that passed the width would make Rich cut or fold the ids.
+    reason_width = max(console.width - sum(widths) - 2 * len(widths), 1)
+    table = Table(box=box.SIMPLE_HEAD, padding=(0, 1, 0, 0), pad_edge=False, show_edge=False)
     table.add_column("id", style="bold", no_wrap=True, min_width=widths[0])
     table.add_column("outcome", width=widths[1])
     table.add_column("verdict", no_wrap=True, min_width=widths[2])
@@ -51,7 +47,7 @@ def render(report: Report, console: Console) -> None:
     for r, (entry_id, outcome, verdict, seconds) in zip(report.results, cells, strict=True):
         table.add_row(
             markup_safe(entry_id), outcome, f"[{r.verdict.colour}]{verdict}[/]", seconds,
-            markup_safe(_cut(_first_line(printable(r.judgement.reason)), reason_width)),
+            markup_safe(cut(_first_line(printable(r.judgement.reason)), reason_width)),
         )  # fmt: skip
     console.print(table)
     envs = markup_safe(

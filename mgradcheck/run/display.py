@@ -134,17 +134,27 @@ FIXED_COLUMNS = 44  # spinner, bar, count and elapsed time, with the spaces betw
 
 def running_text(started: dict[str, float], now: float, width: int) -> str:
     """``running: a 41s, b 3s, +2 more``: the items running now, longest first, within ``width``."""
-    parts = [
-        f"{item} {now - since:.0f}s"
-        for item, since in sorted(started.items(), key=lambda kv: kv[1])
-    ]
-    text = ""
+    items = sorted(started.items(), key=lambda kv: kv[1])
+    parts = [f"{item} {now - since:.0f}s" for item, since in items]
     for shown in range(len(parts), 0, -1):
         rest = len(parts) - shown
         text = "running: " + ", ".join(parts[:shown]) + (f", +{rest} more" if rest else "")
         if len(text) <= width:
             return text
-    return text[: max(width - 1, 0)] + "\N{HORIZONTAL ELLIPSIS}" if text else ""
+    if not items:
+        return ""
+    # Not even the first fits whole: cut its name, keep its time and how many more run.
+    item, since = items[0]
+    tail = f" {now - since:.0f}s" + (f", +{len(items) - 1} more" if len(items) > 1 else "")
+    room = width - len("running: ") - len(tail)
+    if room < 2:
+        return cut("running: " + item + tail, width)
+    return "running: " + cut(item, room) + tail
+
+
+def cut(text: str, width: int) -> str:
+    """``text`` within ``width`` characters, ending in an ellipsis when it had to be cut."""
+    return text if len(text) <= width else text[: max(width - 1, 0)] + "\N{HORIZONTAL ELLIPSIS}"
 
 
 class RichProgress:

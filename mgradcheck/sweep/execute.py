@@ -133,6 +133,22 @@ def from_observation(task: Task, run: Observation) -> CaseResult:
     )
 
 
+class _Running(Silent):
+    """A wave's batches as they start and finish, under their labels; nothing else of the
+    runner's: the sweep counts cases, not batches. (A wave holds two batches per job, so
+    marking them all at once would show queued batches as running.)"""
+
+    def __init__(self, progress: Progress, labels: Mapping[str, str]) -> None:
+        self.progress = progress
+        self.labels = labels
+
+    def item_started(self, item: str) -> None:
+        self.progress.item_started(self.labels.get(item, item))
+
+    def item_finished(self, item: str) -> None:
+        self.progress.item_finished(self.labels.get(item, item))
+
+
 def batch_entry(
     number: int, specs: Sequence[Mapping[str, Any]], log: Path, timeout: float
 ) -> Entry:
@@ -240,16 +256,12 @@ class Executor:
                 tasks[batch[0]].key + (f" +{len(batch) - 1}" if len(batch) > 1 else "")
                 for batch in wave
             ]
-            progress = self.progress or Silent()
-            for label in labels:
-                progress.item_started(label)
-            try:
-                outcome = Runner(
-                    self.command, self.environment, RunOptions(jobs=self.jobs), Silent()
-                ).run(entries)
-            finally:
-                for label in labels:
-                    progress.item_finished(label)
+            shown = _Running(
+                self.progress or Silent(),
+                {e.id: label for e, label in zip(entries, labels, strict=True)},
+            )
+            runner = Runner(self.command, self.environment, RunOptions(jobs=self.jobs), shown)
+            outcome = runner.run(entries)
             self.interrupted = outcome.interrupted
             finished: list[CaseResult] = []
             for batch, log, entry_result in zip(wave, logs, outcome.results, strict=True):

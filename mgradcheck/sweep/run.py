@@ -157,7 +157,7 @@ def sweep(
     executor = Executor(
         command, env, jobs=options.jobs, batch_size=options.batch_size, progress=progress
     )
-    progress.start(f"sweep of {len(chosen)} cases on mlx {env.mlx}", total=len(planned))
+    progress.start(f"sweep of {count(len(chosen), 'case')} on mlx {env.mlx}", total=len(planned))
     try:
         results = executor.run(planned, started + CATALOGUE_SHARE * options.budget)
     finally:

@@ -91,7 +91,7 @@ def test_the_release_options_mean_the_same_to_every_command(
 def test_release_options_without_a_release_are_refused(path: tuple[str, ...], option: str) -> None:
     result = CliRunner().invoke(cli, [*path, option])
     assert result.exit_code == 2
-    assert f"{option.split('=')[0]} only apply with --mlx VERSION" in result.output
+    assert f"{option.split('=')[0]} applies only with --mlx VERSION" in result.output
 
 
 def test_run_mlx_installs_with_the_release_options(fake_wheels: Path) -> None:

@@ -36,6 +36,16 @@ def test_messages_and_properties_are_escaped(tmp_path: Path) -> None:
     assert "100%25 wrong%0Asecond line, with: colon" in message and "\n" not in line
 
 
+def test_a_childs_escape_sequences_and_newlines_cannot_forge_a_command() -> None:
+    result = builders.result(
+        "odd", Verdict.UNEXPECTED, reason="\x1b]0;retitled\x07\x1b[2J\n::error file=x::forged\r"
+    )
+    line = annotation(result, 1, Path.cwd())
+    assert line is not None and line.startswith("::error file=")  # one command, on one line
+    assert not any(c in line for c in "\x1b\x07\n\r")
+    assert "\\x1b]0;retitled\\x07\\x1b[2J%0A::error file=x::forged" in line
+
+
 def test_an_entry_outside_the_checkout_gets_no_file(tmp_path: Path) -> None:
     result = builders.result("x", Verdict.UNEXPECTED)
     line = annotation(result, 3, tmp_path)

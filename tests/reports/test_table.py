@@ -29,12 +29,9 @@ def rendered(width: int) -> list[str]:
 @pytest.mark.parametrize("width", [80, 100])
 def test_every_line_fits_and_every_id_is_whole(width: int) -> None:
     lines = rendered(width)
-    rows = [
-        line
-        for line in lines
-        if line.split() and line.split()[0] in {e.id for e in stages.load_corpus([])}
-    ]
-    assert len(rows) == len(stages.load_corpus([]))
+    ids = {e.id for e in stages.load_corpus([])}
+    rows = [line for line in lines if line.split() and line.split()[0] in ids]
+    assert len(rows) == len(ids)
     table_lines = lines[: lines.index(next(line for line in lines if " entries: " in line))]
     assert all(len(line) <= width for line in table_lines), max(map(len, table_lines))
     for row in rows:

@@ -150,3 +150,28 @@ def test_an_interrupted_sweep_writes_what_finished(tmp_path: Path) -> None:
     assert data["interrupted"] is True
     statuses = {r["status"] for r in data["results"]}
     assert "not run" in statuses and statuses - {"not run"}, statuses
+
+
+@pytest.mark.mlx
+def test_only_the_batches_running_are_shown_as_running() -> None:
+    """A wave holds two batches per job; the queued one is not shown as running."""
+    pytest.importorskip("mlx.core")
+    from mgradcheck.run import stages as pipeline
+    from mgradcheck.sweep.execute import Executor
+    from tests.builders import RecordingProgress
+
+    class Peak(RecordingProgress):
+        most = 0
+
+        def item_started(self, item: str) -> None:
+            super().item_started(item)
+            self.most = max(self.most, len(self.running))
+
+    command, env = pipeline.prepare(sys.executable)
+    progress = Peak()
+    options = SweepOptions(dtypes=("float32",), compile_dtypes=(), points=1)
+    _, tasks = plan(options, [SIN, Case("cos", "cos", "unary", "lambda x: mx.cos(x)", (arr(3),))])
+    results = Executor(command, env, jobs=1, batch_size=1, progress=progress).run(tasks)
+    assert [r.status for r in results] == [Status.PASS, Status.PASS]
+    assert progress.started == ["sin[float32]", "cos[float32]"]
+    assert progress.most == 1 and not progress.running
