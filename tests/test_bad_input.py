@@ -53,8 +53,8 @@ def _report(text: str, command: str) -> Case:
     def make(tmp: Path) -> tuple[list[str], dict[str, str]]:
         (tmp / "bad.json").write_text(text)
         if command == "merge":
-            return ["report", "merge", "bad.json", "-o", "out.json"], {}
-        return ["badge", "bad.json", "-o", "out.svg"], {}
+            return ["report", "merge", "bad.json", "--json", "out.json"], {}
+        return ["badge", "bad.json", "--badge", "out.svg"], {}
 
     return make
 

@@ -130,6 +130,8 @@ def _overwrites(corpus: Path, report: Path) -> dict[str, tuple[list[str], Path]]
     entry = corpus / "passes.yaml"
     link = corpus.parent / "link.json"
     link.symlink_to(entry)
+    beside = corpus.parent / "b.shields.json"  # where '--badge b' puts the endpoint
+    beside.write_bytes(report.read_bytes())
     run = ["run", "passes", "--corpus"]
     return {
         "run --json the corpus file": ([*run, str(entry), "--json", str(entry)], entry),
@@ -150,10 +152,10 @@ def _overwrites(corpus: Path, report: Path) -> dict[str, tuple[list[str], Path]]
             ["matrix", "--corpus", str(entry), "--markdown", str(entry)],
             entry,
         ),
-        "report merge -o": (["report", "merge", str(report), "-o", str(report)], report),
-        "badge --endpoint": (
-            ["badge", str(report), "-o", str(corpus.parent / "b.svg"), "--endpoint", str(report)],
-            report,
+        "report merge --json": (["report", "merge", str(report), "--json", str(report)], report),
+        "badge --badge, its endpoint": (
+            ["badge", str(beside), "--badge", str(corpus.parent / "b")],
+            beside,
         ),
     }
 
