@@ -184,11 +184,14 @@ def test_the_bundled_corpus_is_collected_in_a_downstream_project(pytester: pytes
 @pytest.mark.slow
 @pytest.mark.mlx
 def test_the_bundled_corpus_runs_in_a_downstream_project(pytester: pytest.Pytester) -> None:
-    expected = _bundled_ids()
-    result = run_downstream(pytester, "--mgradcheck", timeout=570)
+    # Three cheap entries stand for the rest (the whole corpus runs in test_corpus.py):
+    # a fixed bug, an open one, and a guard, each judged as expected on any release.
+    chosen = ["where-jvp-zero-tangent", "addmm-jvp-alpha-beta", "while-loop-gradient"]
+    assert set(chosen) <= set(_bundled_ids())
+    result = run_downstream(pytester, "--mgradcheck", "-k", " or ".join(chosen), timeout=300)
     outcomes = result.parseoutcomes()
-    ran = sum(outcomes.get(k, 0) for k in ("passed", "failed", "xfailed", "skipped"))
-    assert ran == len(expected) and "errors" not in outcomes, result.stdout.str()
+    assert outcomes.get("passed") == len(chosen), result.stdout.str()
+    assert "errors" not in outcomes and "failed" not in outcomes, result.stdout.str()
 
 
 def test_a_single_corpus_file_by_absolute_path(project: pytest.Pytester) -> None:
