@@ -83,10 +83,6 @@ class ChildCommand:
         return env
 
 
-class Stopped(Exception):
-    """Raised into a waiting child when the whole run is being stopped."""
-
-
 @dataclass(eq=False)
 class LiveChild:
     """A running child that :func:`stop` may kill from another thread."""
