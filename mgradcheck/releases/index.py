@@ -15,9 +15,7 @@ import os
 import platform
 import re
 import sys
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path

@@ -10,9 +10,7 @@ import base64
 import json
 import netrc
 import os
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass
 from html.parser import HTMLParser
@@ -141,6 +139,11 @@ def credentials(parts: urllib.parse.SplitResult) -> str | None:
 
 def fetch_project(index_url: str, project: str, timeout: float = TIMEOUT) -> list[WheelFile]:
     """One project's files from a simple index; a project the index lacks has none."""
+    # Here, not at the top: urllib.request brings http.client, email and more, which every
+    # command that never asks an index (a plain ``run``, ``--help``) would pay for.
+    import urllib.error
+    import urllib.request
+
     url = f"{index_url.rstrip('/')}/{canonicalize_name(project)}/"
     parts = urllib.parse.urlsplit(url)
     if parts.scheme == "file":
