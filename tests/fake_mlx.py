@@ -1,7 +1,8 @@
 """Tiny fake MLX releases as real wheels, so release environments are tested with no network.
 
 A fake ``mlx`` wheel holds ``mlx/core.py`` with what the child's probe reads
-(``__version__``, ``default_device()``), and declares the ``cpu`` extra on a
+(``__version__``, ``default_device()``), two transforms whose fake bugs
+come and go with the version (``grad``, ``vmap``), and declares the ``cpu`` extra on a
 fake ``mlx-cpu`` wheel of the same version, like the real releases. NumPy
 (the child needs it) is the test interpreter's own, repacked as a wheel. A
 version in ``BROKEN`` requires a package that does not exist, so it is listed
@@ -58,6 +59,22 @@ def device_info():
 
 def default_device():
     return Device("gpu" if mlx_fake_gpu else "cpu")
+
+
+_RELEASE = tuple(int(p) for p in __version__.split(".")[:2])
+
+
+def grad(f):  # d/dx by central differences; releases 1.2 and 1.3 halve it (a fake wrong value)
+    def df(x):
+        d = (f(x + 1e-3) - f(x - 1e-3)) / 2e-3
+        return d / 2 if (1, 2) <= _RELEASE < (1, 4) else d
+    return df
+
+
+def vmap(f):  # f over a list; releases before 1.3 raise (a fake missing transform)
+    if _RELEASE < (1, 3):
+        raise ValueError("[vmap] Not implemented for FakeOp.")
+    return lambda xs: [f(x) for x in xs]
 """
 
 

@@ -37,8 +37,10 @@ else:
 
 __all__ = [
     "CheckFailed",
+    "Printed",
     "assert_close",
     "assert_dtype",
+    "assert_printed",
     "assert_shape",
     "assert_true",
     "fd_grad",
@@ -148,3 +150,42 @@ def fd_jvp(
     hi = to_numpy(f(*[x + eps * t for x, t in zip(xs, ts)])).astype(np.float64)
     lo = to_numpy(f(*[x - eps * t for x, t in zip(xs, ts)])).astype(np.float64)
     return (hi - lo) / (2 * eps)
+
+
+class Printed:
+    """A ``print`` that also keeps what it wrote to stdout: bound as ``print`` in the
+    code of a reproducer that shows its bug by printing a wrong value, so that
+    :func:`assert_printed` can check that value."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+
+    def __call__(self, *args: Any, sep: str | None = " ", end: str | None = "\n",
+                 file: Any = None, flush: bool = False) -> None:  # fmt: skip
+        import builtins
+
+        builtins.print(*args, sep=sep, end=end, file=file, flush=flush)
+        if file is None:
+            self.parts.append((" " if sep is None else sep).join(map(str, args)))
+            self.parts.append("\n" if end is None else end)
+
+    @property
+    def text(self) -> str:
+        return "".join(self.parts)
+
+
+def assert_printed(printed: str, expected: str, *, rtol: float = 1e-5, atol: float = 1e-6) -> None:
+    """Fail unless ``printed`` says what ``expected`` says: the same numbers, within
+    tolerance, where both hold as many; else the same words."""
+    import re
+
+    number = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:inf|nan)"
+    got, want = re.findall(number, printed), re.findall(number, expected)
+    shown = f"the printed output is not the expected one: printed {printed.strip()!r}, expected {expected.strip()!r}"
+    if want and len(got) == len(want):
+        obs = np.array([float(v) for v in got])
+        exp = np.array([float(v) for v in want])
+        if not bool(np.all(np.isclose(obs, exp, rtol=rtol, atol=atol, equal_nan=True))):
+            raise CheckFailed(shown)
+    elif printed.split() != expected.split():
+        raise CheckFailed(shown)

@@ -15,6 +15,7 @@ from mgradcheck.cli.common import say
 from mgradcheck.cli.completion import completion
 from mgradcheck.cli.corpus import list_, schema, show, validate
 from mgradcheck.cli.envs import envs
+from mgradcheck.cli.new import new
 from mgradcheck.cli.releases import bisect, matrix
 from mgradcheck.cli.report import badge, report
 from mgradcheck.cli.run import run
@@ -39,6 +40,7 @@ for command in (
     list_,
     show,
     validate,
+    new,
     report,
     badge,
     envs,

@@ -21,7 +21,7 @@ from mgradcheck.corpus.entry import Entry
 from mgradcheck.errors import Interrupted, UsageError
 from mgradcheck.outcomes import Outcome
 from mgradcheck.releases.bisect import COMPARE, tag
-from mgradcheck.releases.index import list_releases, parse_range
+from mgradcheck.releases.index import Listing, list_releases, parse_range
 from mgradcheck.releases.regress import Judged, RegressOn, State, judge, judge_run, recorded
 from mgradcheck.releases.runs import Settings, Status, run_release
 from mgradcheck.run.display import Progress, markup_safe
@@ -196,24 +196,36 @@ def run_matrix(
     )
 
 
-def matrix_of(
-    entries: Sequence[Entry],
-    settings: Settings,
-    version_range: str | None,
-    regress_on: RegressOn,
-    pattern: str | None,
-    jobs: int,
-    progress: Progress,
-) -> Matrix:
-    """The whole ``matrix`` command below its options: list the releases, run them, with progress."""
+def chosen_releases(
+    settings: Settings, version_range: str | None, exact: Sequence[Version] = ()
+) -> tuple[Listing, list[Version]]:
+    """The listing, and the releases in it to run: ``exact`` (each must exist), else those in the range."""
     wanted = parse_range(version_range) if version_range else None
-    listing = list_releases(settings.source, settings.target, settings.pre, settings.yanked)
+    pre = settings.pre or any(v.is_prerelease for v in exact)
+    listing = list_releases(settings.source, settings.target, pre, settings.yanked or bool(exact))
+    if exact:
+        for version in exact:
+            listing.require(version)
+        return listing, sorted(set(exact))
     versions = [
         v for v in listing.versions if wanted is None or wanted.contains(v, prereleases=True)
     ]
     if not versions:
         within = f" within {version_range}" if version_range else ""
         raise UsageError(f"{listing.empty_reason()}{within}")
+    return listing, versions
+
+
+def run_shown(
+    entries: Sequence[Entry],
+    versions: Sequence[Version],
+    settings: Settings,
+    regress_on: RegressOn,
+    pattern: str | None,
+    jobs: int,
+    progress: Progress,
+) -> Matrix:
+    """:func:`run_matrix`, one progress step per release."""
     progress.start(
         f"matrix: {count(len(entries), 'entry')} x {count(len(versions), 'release')}",
         total=len(versions),
@@ -229,6 +241,20 @@ def matrix_of(
         )
     finally:
         progress.stop()
+
+
+def matrix_of(
+    entries: Sequence[Entry],
+    settings: Settings,
+    version_range: str | None,
+    regress_on: RegressOn,
+    pattern: str | None,
+    jobs: int,
+    progress: Progress,
+) -> Matrix:
+    """The whole ``matrix`` command below its options: list the releases, run them, with progress."""
+    _, versions = chosen_releases(settings, version_range)
+    return run_shown(entries, versions, settings, regress_on, pattern, jobs, progress)
 
 
 def from_reports(

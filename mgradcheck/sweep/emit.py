@@ -8,9 +8,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from mgradcheck.atomic import write_text
+from mgradcheck.corpus.dump import dump
 from mgradcheck.run.observation import Environment
 from mgradcheck.sweep.findings import Group
 from mgradcheck.sweep.shrink import Shrunk
@@ -75,27 +74,8 @@ def entry_data(group: Group, shrunk: Shrunk, env: Environment) -> dict[str, Any]
     }
 
 
-class _Dumper(yaml.SafeDumper):
-    pass
-
-
-def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-    style = "|" if "\n" in value else None
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
-
-
-def _list(dumper: yaml.SafeDumper, value: list[Any]) -> yaml.SequenceNode:
-    # Short lists of scalars (shapes, ranges, dtypes) read best inline.
-    flow = all(not isinstance(v, (dict, list)) for v in value)
-    return dumper.represent_sequence("tag:yaml.org,2002:seq", value, flow_style=flow)
-
-
-_Dumper.add_representer(str, _str)
-_Dumper.add_representer(list, _list)
-
-
 def entry_text(group: Group, shrunk: Shrunk, env: Environment) -> str:
-    body = yaml.dump(entry_data(group, shrunk, env), Dumper=_Dumper, sort_keys=False, width=100)
+    body = dump(entry_data(group, shrunk, env))
     head = f"# Emitted by mgradcheck sweep on mlx {env.mlx} ({env.backend}); review before adding to the corpus.\n"
     return head + body
 

@@ -1,0 +1,137 @@
+"""``mgradcheck new``: a reproducer script becomes a corpus entry, judged on real releases.
+
+Thin: the work is :func:`mgradcheck.releases.newentry.make`; every option is
+checked, and the entry's file and id too, before any release is installed.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from mgradcheck.cli.common import handle_errors, jobs_option, release_options, say, version_option
+from mgradcheck.exitcodes import ExitCode
+
+if TYPE_CHECKING:
+    from packaging.version import Version
+
+    from mgradcheck.releases.runs import Settings
+
+
+def _versions(ctx: click.Context, param: click.Parameter, values: Sequence[str]) -> list[Version]:
+    return [v for value in values if (v := version_option(ctx, param, value)) is not None]
+
+
+@click.command()
+@handle_errors
+@click.argument("script", type=click.Path(path_type=Path))
+@click.option(
+    "--id", "entry_id", metavar="ID", help="The entry's id (default: from SCRIPT's name)."
+)
+@click.option(
+    "--issue",
+    metavar="URL",
+    help="The upstream report (https://); without it the entry is marked unreported.",
+)
+@click.option(
+    "--expect",
+    metavar="TEXT",
+    help="For a script that shows its bug by printing a wrong value: what it prints when the "
+    "bug is absent (numbers compared within tolerance).",
+)
+@click.option(
+    "--corpus",
+    "corpus_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="The corpus directory the entry joins. Default: the bundled corpus.",
+)
+@click.option("--force", is_flag=True, help="Overwrite an entry file of the same name.")
+@click.option(
+    "--versions",
+    "version_range",
+    metavar="RANGE",
+    help="Only releases in this range, e.g. '>=0.29'.",
+)
+@click.option(
+    "--mlx",
+    "exact",
+    multiple=True,
+    callback=_versions,
+    metavar="VERSION",
+    help="Only this release (repeatable), instead of a range.",
+)
+@release_options
+@jobs_option("Releases run")
+@click.option("--no-cache", is_flag=True, help="Run again instead of reusing stored results.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress display (the result still prints).")
+def new(
+    script: Path,
+    entry_id: str | None,
+    issue: str | None,
+    expect: str | None,
+    corpus_dir: Path | None,
+    force: bool,
+    version_range: str | None,
+    exact: Sequence[Version],
+    settings: Settings,
+    jobs: int,
+    no_cache: bool,
+    quiet: bool,
+) -> None:
+    """Make a corpus entry of a reproducer script.
+
+    SCRIPT shows its bug by failing a check, raising, crashing or printing a
+    wrong value (then give --expect). The script runs as the entry's code on every release (or those chosen), in
+    the release's cached environment; the bug's outcome and message, where it
+    was introduced or fixed, and the evidence are filled in from what the runs
+    showed, and the entry is validated and written to the corpus. What only a
+    person can write (title, summary, a review of the oracle) is listed at the end.
+    """
+    import dataclasses
+
+    from mgradcheck.corpus import scaffold
+    from mgradcheck.corpus.loader import bundled_corpus
+    from mgradcheck.errors import UsageError
+    from mgradcheck.releases import newentry
+    from mgradcheck.releases.index import parse_range
+    from mgradcheck.run.display import choose, printable
+
+    if version_range and exact:
+        raise UsageError("--versions and --mlx cannot be used together")
+    if version_range:
+        parse_range(version_range)
+    request = newentry.Request(
+        scaffold.read_script(script),
+        scaffold.check_id(entry_id or scaffold.id_from(script)),
+        corpus_dir or bundled_corpus(),
+        scaffold.check_issue(issue),
+        expect,
+        force,
+    )
+    newentry.check_target(request)
+    settings = dataclasses.replace(settings, use_cached=not no_cache)
+    result = newentry.make(request, settings, version_range, exact, jobs, choose(quiet))
+    for cell in result.cells:
+        reason = cell.reason.strip().splitlines()[0] if cell.reason.strip() else ""
+        click.echo(
+            printable(f"mlx {cell.version}: {cell.state.label}: {cell.outcome}: {reason}"[:200])
+        )
+    if result.interrupted:
+        say("interrupted; nothing written (what finished is stored: run the command again)")
+        sys.exit(ExitCode.for_signal(result.signum))
+    newentry.write(result, force)
+    bug = result.entry.bug
+    flips = "; ".join(f.sentence() for f in result.flips) or "the same on every release judged"
+    click.echo(printable(f"wrote {result.path}: {bug.signature_label()}; {flips}"))
+    click.echo("Still to write by hand:")
+    for line in result.todo:
+        click.echo(printable(f"  - {line}"))
+    corpus = shlex.quote(str(request.corpus))
+    click.echo(
+        f"Then: mgradcheck validate {corpus} && mgradcheck run {request.entry_id} --corpus {corpus}"
+    )

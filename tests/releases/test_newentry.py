@@ -1,0 +1,198 @@
+"""``mgradcheck new`` end to end over the fake MLX releases, whose fake grad and vmap are
+wrong on some releases and right on others (tests/fake_mlx.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+from packaging.version import Version
+
+from mgradcheck.cli import cli
+from mgradcheck.corpus.loader import load
+from mgradcheck.outcomes import Outcome
+from mgradcheck.releases.matrix import Flip
+from mgradcheck.releases.regress import State
+from mgradcheck.releases.signature import boundaries, signature
+from mgradcheck.releases.store import ResultsStore
+from mgradcheck.run.observation import Observation
+from tests import fake_mlx
+
+WRONG_GRAD = '''\
+"""The fake grad of x * x at 3 is halved."""
+import mlx.core as mx
+
+
+def main():
+    g = mx.grad(lambda x: x * x)(3.0)
+    print(f"grad: {g:.3f}")
+    assert abs(g - 6.0) < 1e-3, f"grad of x * x at 3 is {g:.3f}, expected 6"
+
+
+if __name__ == "__main__":
+    main()
+'''
+RAISES = """\
+import mlx.core as mx
+
+print(mx.vmap(lambda x: 2 * x)([1.0, 2.0]))
+"""
+PRINTS = """\
+import mlx.core as mx
+
+print(round(mx.grad(lambda x: x * x)(3.0), 3))
+"""
+
+
+def new(wheels: Path, corpus: Path, *args: str) -> Result:
+    source = ["--no-index", "--find-links", str(wheels), "--backend", "cpu", "-q"]
+    return CliRunner().invoke(cli, ["new", *args, "--corpus", str(corpus), *source])
+
+
+def script(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_a_failed_check_between_two_releases(fake_wheels: Path, tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus"
+    issue = "https://github.com/ml-explore/mlx/issues/1"
+    done = new(fake_wheels, corpus, str(script(tmp_path, "halved_grad.py", WRONG_GRAD)),
+               "--issue", issue)  # fmt: skip
+    assert done.exit_code == 0, done.output
+    (entry,) = load([corpus])
+    assert entry.id == "halved-grad" and entry.upstream.report == issue
+    assert entry.title == "The fake grad of x * x at 3 is halved."
+    assert entry.bug.outcomes == (Outcome.FAIL,)
+    assert entry.bug.match == r"grad of x \* x at"  # the words, not the values
+    assert entry.bug.introduced_in["cpu"] == Version("1.2.0")
+    assert entry.bug.fixed_in["cpu"] == Version("1.4.0")
+    assert [(e.mlx, e.outcome) for e in entry.evidence] == [
+        ("1.0.0", "pass"), ("1.1.0", "pass"), ("1.2.0", "fail"),
+        ("1.3.0", "fail"), ("1.4.0", "pass"), ("1.6.0", "pass"),
+    ]  # fmt: skip
+    assert "1.5.0: " in entry.notes  # not installable: could not judge
+    assert "mlx 1.5.0: unknown: unavailable" in done.output
+    assert "good through 1.1.0, bad from 1.2.0; bad through 1.3.0, good from 1.4.0" in done.output
+    assert "summary: what goes wrong and why" in done.output and "oracle:" in done.output
+    # The entry holds the script as written, and its signature is what the releases showed.
+    assert entry.code is not None and WRONG_GRAD in entry.code
+    for version, bad in (("1.1.0", False), ("1.2.0", True), ("1.3.0", True), ("1.6.0", False)):
+        assert entry.bug.expected(Version(version), "cpu") is bad
+    # Its runs are stored under the entry's own hash: run, matrix and bisect reuse them.
+    assert ResultsStore().get(fake_mlx.settings(fake_wheels).key(entry, Version("1.2.0")))
+
+    again = new(fake_wheels, corpus, str(tmp_path / "halved_grad.py"))
+    assert again.exit_code == 2 and "exists; give --force" in again.output
+    taken = new(fake_wheels, corpus, str(script(tmp_path, "other.py", RAISES)), "--id", entry.id)
+    assert taken.exit_code == 2 and "exists; give --force" in taken.output
+
+
+def test_an_exception_and_a_printed_value(fake_wheels: Path, tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus"
+    done = new(fake_wheels, corpus, str(script(tmp_path, "vmap.py", RAISES)), "--versions", "<1.5")
+    assert done.exit_code == 0, done.output
+    (entry,) = load([corpus])
+    assert entry.bug.outcomes == (Outcome.ERROR,)
+    assert entry.bug.match == r"ValueError: \[vmap\] Not implemented for FakeOp\."
+    assert (
+        entry.bug.fixed_in["cpu"] == Version("1.3.0") and entry.bug.introduced_in.get("cpu") is None
+    )
+    assert entry.found_by is not None and entry.found_by.mlx == "1.2.0"  # no --issue: unreported
+    assert "the bug raises: catch the exception" in done.output
+
+    prints = script(tmp_path, "prints.py", PRINTS)
+    shown = new(fake_wheels, corpus, str(prints), "--mlx", "1.1.0", "--mlx", "1.2.0")
+    assert shown.exit_code == 2
+    assert "1.1.0 printed '6.0'; 1.2.0 printed '3.0'" in shown.output
+    assert "give the right output with --expect TEXT" in shown.output
+    checked = new(fake_wheels, corpus, str(prints), "--mlx", "1.1.0", "--mlx", "1.2.0",
+                  "--mlx", "1.4.0", "--expect", "6.0")  # fmt: skip
+    assert checked.exit_code == 0, checked.output
+    entry = next(e for e in load([corpus]) if e.id == "prints")
+    assert entry.bug.outcomes == (Outcome.FAIL,)
+    assert entry.bug.introduced_in["cpu"] == Version("1.2.0")
+    assert entry.bug.fixed_in["cpu"] == Version("1.4.0")
+    assert "printed '3.0', expected '6.0'" in entry.evidence[1].note
+    assert entry.bug.match == "the printed output is not the expected one: printed"
+    assert "releases between 1.2.0 and 1.4.0 were not run" in checked.output  # 1.3.0 left out
+
+
+@pytest.mark.parametrize(
+    ("args", "text", "said"),
+    [
+        (["missing.py"], None, "missing.py: no such file"),
+        (["s.py", "--mlx", "9.9.9"], RAISES, "mlx 9.9.9 is not installable"),
+        (["s.py", "--id", "Not_Kebab"], RAISES, "is not kebab-case"),
+        (["s.py", "--issue", "http://x"], RAISES, "is not an https:// link"),
+        (["s.py"], "import sys\nsys.exit(1)\n", "s.py:2: the script exits the interpreter"),
+        (["s.py"], "def f(:\n", "s.py:1: syntax error"),
+    ],
+)
+def test_bad_input(
+    fake_wheels: Path, tmp_path: Path, args: list[str], text: str | None, said: str
+) -> None:
+    if text is not None:
+        script(tmp_path, "s.py", text)
+    args = [str(tmp_path / args[0]), *args[1:]]
+    done = new(fake_wheels, tmp_path / "corpus", *args)
+    assert done.exit_code == 2
+    (line,) = done.output.strip().splitlines()
+    assert said in line and "Traceback" not in done.output
+    assert not (tmp_path / "corpus").exists()
+
+
+def test_an_id_taken_by_another_file(fake_wheels: Path, tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "elsewhere.yaml").write_text(
+        "id: taken\ntitle: t\nsummary: s\nupstream: {report: 'https://example.invalid/1'}\n"
+        "bug: {outcome: fail}\ncode: pass\n"
+    )
+    done = new(fake_wheels, corpus, str(script(tmp_path, "s.py", RAISES)), "--id", "taken")
+    assert done.exit_code == 2 and "elsewhere.yaml:1: id 'taken' is taken" in done.output
+
+
+def _run(outcome: Outcome, message: str = "", exc_type: str | None = None) -> Observation:
+    return Observation(outcome, 0.1, exc_type=exc_type, message=message)
+
+
+def test_the_signature_is_the_newest_misbehaviour_and_its_kin() -> None:
+    old_api = _run(Outcome.ERROR, "module has no attribute 'vmap'", "AttributeError")
+    found = signature(
+        [
+            [old_api],
+            [_run(Outcome.CRASH, "killed by SIGSEGV (segmentation fault)")],
+            [_run(Outcome.FAIL, "jvp of f: observed [1, 2], expected [1, 3]")],
+            [_run(Outcome.FAIL, "jvp of f: observed [1, 7], expected [1, 3]")],
+            [_run(Outcome.PASS)],
+        ]
+    )
+    assert found is not None and found.outcomes == (Outcome.FAIL, Outcome.CRASH)
+    assert found.match == r"jvp of f: observed|killed by SIGSEGV \(segmentation fault\)"
+    raised = signature([[old_api], [_run(Outcome.ERROR, "Not implemented for Sort", "ValueError")]])
+    assert raised is not None and raised.outcomes == (Outcome.ERROR,)
+    assert (
+        raised.match == "ValueError: Not implemented for Sort"
+    )  # the old API error is not the bug
+    vague = signature([[_run(Outcome.FAIL, "x: 3")], [_run(Outcome.FAIL, "y: 4")]])
+    assert vague is not None and vague.match is None
+    assert signature([[_run(Outcome.PASS)], [_run(Outcome.TIMEOUT, "timed out")]]) is None
+
+
+def test_boundaries() -> None:
+    def flip(before: str, after: str, now: State) -> Flip:
+        was = State.GOOD if now is State.BAD else State.BAD
+        return Flip("x", Version(before), Version(after), was, now)
+
+    v = Version
+    assert boundaries([]) == (None, None, None)
+    assert boundaries([flip("1.0", "1.1", State.GOOD)]) == (None, v("1.1"), None)
+    assert boundaries([flip("1.0", "1.1", State.BAD)]) == (v("1.1"), None, None)
+    both = [flip("1.0", "1.1", State.BAD), flip("1.2", "1.3", State.GOOD)]
+    assert boundaries(both) == (v("1.1"), v("1.3"), None)
+    twice = [flip("1.0", "1.1", State.GOOD), flip("1.1", "1.2", State.BAD)]
+    introduced, fixed, why = boundaries(twice)
+    assert introduced is None and fixed is None and why is not None and "flips 2 times" in why
