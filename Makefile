@@ -7,7 +7,7 @@ UV := $(BIN)/uv
 EXTRAS ?= cpu,dev
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test test-fast lint type bench clean
+.PHONY: install run test test-fast test-build lint type bench clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -24,7 +24,11 @@ test: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -m "not network and not slow" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -m "not network and not slow and not build" $(PYTEST_ARGS)
+
+# Not in CI: builds MLX commits from source (MGRADCHECK_MLX_REPO, MGRADCHECK_MLX_DEPS: see the test).
+test-build: $(STAMP)
+	$(BIN)/python -m pytest -m build $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check mgradcheck tests bench

@@ -19,11 +19,13 @@ import importlib.metadata
 import zipfile
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from mgradcheck.releases import envs
-from mgradcheck.releases.index import Source, Target
-from mgradcheck.releases.runs import Settings
-from mgradcheck.releases.store import ResultsStore
+# Only the standard library at import: the fake build backend of tests/fake_commits.py
+# imports this module inside a bare build environment.
+if TYPE_CHECKING:
+    from mgradcheck.releases.runs import Settings
+    from mgradcheck.releases.store import ResultsStore
 
 FIXTURES = Path(__file__).parent / "fixtures" / "releases"
 VERSIONS = ("1.0.0", "1.1.0", "1.2.0", "1.3.0", "1.4.0", "1.5.0", "1.6.0")
@@ -163,6 +165,11 @@ def wheel_dir(root: Path) -> Path:
 
 def settings(wheels: Path, store: ResultsStore | None = None, use_cached: bool = True) -> Settings:
     """Offline settings: only the wheel directory, built with uv."""
+    from mgradcheck.releases import envs
+    from mgradcheck.releases.index import Source, Target
+    from mgradcheck.releases.runs import Settings
+    from mgradcheck.releases.store import ResultsStore
+
     return Settings(
         Target.current("cpu"),
         Source(None, wheels),

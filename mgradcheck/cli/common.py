@@ -172,8 +172,87 @@ def version_option(ctx: click.Context, param: click.Parameter, value: str | None
         raise click.BadParameter(str(exc)) from None
 
 
+def release_or_commit(
+    ctx: click.Context, param: click.Parameter, value: str | None
+) -> Version | str | None:
+    """A release (a PEP 440 version), or a commit hash (seven or more hex digits) kept as text."""
+    if value is None:
+        return None
+    from mgradcheck.releases.commits import is_commit
+
+    return value if is_commit(value) else version_option(ctx, param, value)
+
+
+def release_or_ref(
+    ctx: click.Context, param: click.Parameter, value: str | None
+) -> Version | str | None:
+    """For bisect's ends: a release, else a git tag or commit (text, checked like a revision)."""
+    if value is None:
+        return None
+    from mgradcheck.releases.commits import is_commit
+    from mgradcheck.releases.index import parse_version
+
+    if not is_commit(value):
+        try:
+            return parse_version(value)
+        except ReleaseError:
+            pass
+    if (
+        not value
+        or value.startswith("-")
+        or any(c.isspace() or ord(c) < 32 for c in value)
+        or len(value) > 200
+    ):
+        raise click.BadParameter(f"{value!r} is neither an MLX version nor a git tag or commit")
+    return value
+
+
+def _mlx_repo(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
+    """Checked at parse time, so a bisect does not find out after its releases have run."""
+    if value is None:
+        return None
+    from mgradcheck.releases.sources import git_dir
+
+    try:
+        git_dir(value)
+    except UsageError as exc:
+        raise click.BadParameter(str(exc)) from None
+    return value.resolve()
+
+
+BUILD_OPTIONS = (
+    click.option(
+        "--mlx-repo",
+        type=click.Path(exists=True, file_okay=False, path_type=Path),
+        callback=_mlx_repo,
+        metavar="PATH",
+        help="A clone of MLX to build commits from. Default: a clone of upstream kept in the cache.",
+    ),
+    click.option(
+        "--mlx-deps",
+        type=click.Path(exists=True, file_okay=False, path_type=Path),
+        metavar="DIR",
+        help="Clones of the repositories MLX's build fetches (DIR/nanobind, DIR/fmt, ...), for building offline.",
+    ),
+    click.option(
+        "--build-jobs",
+        type=click.IntRange(1, 512),
+        metavar="N",
+        help="Compiler processes per build of a commit. Default: one per core.",
+    ),
+)
+
+
+def build_options(func: F) -> F:
+    """--mlx-repo, --mlx-deps, --build-jobs: how commits are built; folded into ``settings``
+    by :func:`release_options`, which must be applied above this."""
+    for option in reversed(BUILD_OPTIONS):
+        func = option(func)
+    return func
+
+
 def interpreter_options(verb: str) -> Callable[[F], F]:
-    """--python and --mlx: which MLX the children run (never both)."""
+    """--python and --mlx: which MLX the children run (never both), and how a commit is built."""
 
     def decorate(func: F) -> F:
         @wraps(func)
@@ -189,14 +268,16 @@ def interpreter_options(verb: str) -> Callable[[F], F]:
                 )
             return func(*args, **kwargs)
 
-        decorated: Any = click.option(
+        decorated: Any = build_options(wrapper)
+        decorated = click.option(
             "--mlx",
             "mlx_version",
-            callback=version_option,
+            callback=release_or_commit,
             shell_complete=release_versions,
-            metavar="VERSION",
-            help=f"{verb} under this MLX release, in its cached environment (installed on first use). Not with --python.",
-        )(wrapper)
+            metavar="VERSION|COMMIT",
+            help=f"{verb} under this MLX release, in its cached environment (installed on first use), "
+            "or under a commit (a hash), built here once. Not with --python.",
+        )(decorated)
         decorated = click.option(
             "--python",
             "python",
@@ -221,6 +302,7 @@ def _index_url(ctx: click.Context, param: click.Parameter, value: str | None) ->
 
 _RELEASE_KEYS = ("index_url", "find_links", "no_index", "backend", "installer", "pre", "yanked",
                  "retry_failed")  # fmt: skip
+_BUILD_KEYS = ("mlx_repo", "mlx_deps", "build_jobs")
 
 
 def release_options(func: F) -> F:
@@ -236,6 +318,7 @@ def release_options(func: F) -> F:
         from mgradcheck.releases.runs import Settings
 
         given = {key: kwargs.pop(key) for key in _RELEASE_KEYS}
+        given.update((key, kwargs.pop(key)) for key in _BUILD_KEYS if key in kwargs)
         kwargs["settings"] = Settings.from_options(**given)
         return func(*args, **kwargs)
 
@@ -334,6 +417,7 @@ __all__ = [
     "ID_ARGUMENT",
     "TAG_OPTION",
     "Settings",
+    "build_options",
     "default_jobs",
     "fail",
     "handle_errors",
@@ -343,6 +427,8 @@ __all__ = [
     "note_kernel_build",
     "on_stdout",
     "release_options",
+    "release_or_commit",
+    "release_or_ref",
     "report_options",
     "say",
     "version_option",

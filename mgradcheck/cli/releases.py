@@ -1,9 +1,10 @@
-"""``mgradcheck bisect`` and ``matrix``: commands over real MLX releases.
+"""``mgradcheck bisect`` and ``matrix``: commands over real MLX releases (and commits built here).
 
 Thin: options are parsed and checked here (every version and URL before any
-subprocess starts); the work is :func:`mgradcheck.releases.bisect.bisect_entry`
-and :func:`mgradcheck.releases.matrix.matrix_of`. Heavy imports stay inside
-the commands so that ``mgradcheck --help`` stays quick.
+subprocess starts); the work is :func:`mgradcheck.releases.bisect.bisect_entry`,
+:func:`mgradcheck.releases.bisect_commits.bisect_commits` and
+:func:`mgradcheck.releases.matrix.matrix_of`. Heavy imports stay inside the
+commands so that ``mgradcheck --help`` stays quick.
 """
 
 from __future__ import annotations
@@ -22,13 +23,14 @@ from mgradcheck.cli.common import (
     ID_ARGUMENT,
     IDS_ARGUMENT,
     TAG_OPTION,
+    build_options,
     handle_errors,
     jobs_option,
     json_option,
     on_stdout,
     release_options,
+    release_or_ref,
     say,
-    version_option,
 )
 from mgradcheck.cli.completion import release_versions
 from mgradcheck.errors import UsageError
@@ -73,6 +75,17 @@ def _pattern(regress_on: RegressOn, pattern: str | None) -> str | None:
     return pattern
 
 
+def _commit_hashes(
+    ctx: click.Context, param: click.Parameter, value: Sequence[str]
+) -> tuple[str, ...]:
+    from mgradcheck.releases.commits import is_commit
+
+    for text in value:
+        if not is_commit(text):
+            raise click.BadParameter(f"{text!r} is not a commit hash (7 to 40 hex digits)")
+    return tuple(value)
+
+
 def corpus_args(corpus_paths: Sequence[Path]) -> list[str]:
     """Options that make another mgradcheck command see the same corpus."""
     return [a for p in corpus_paths for a in ("--corpus", str(p))]
@@ -92,22 +105,31 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
 @ID_ARGUMENT
 @click.option(
     "--good",
-    callback=version_option,
+    callback=release_or_ref,
     shell_complete=release_versions,
-    metavar="VERSION",
-    help="A release without the behaviour (default: from the entry).",
+    metavar="VERSION|REF",
+    help="A release without the behaviour (default: from the entry); with --commits, "
+    "also a tag or commit.",
 )
 @click.option(
     "--bad",
-    callback=version_option,
+    callback=release_or_ref,
     shell_complete=release_versions,
-    metavar="VERSION",
-    help="A release with it (default: from the entry).",
+    metavar="VERSION|REF",
+    help="A release with it (default: from the entry); with --commits, also a tag or commit.",
+)
+@click.option(
+    "--commits",
+    "by_commit",
+    is_flag=True,
+    help="Then bisect the commits between the two releases found (or between --good and "
+    "--bad), each built here from a clone of MLX: the commit and pull request that changed it.",
 )
 @REGRESS_OPTION
 @MATCH_OPTION
 @CORPUS_OPTION
 @release_options
+@build_options
 @click.option(
     "--no-cache", is_flag=True, help="Run every probe again instead of reusing stored results."
 )
@@ -115,8 +137,9 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
 @click.option("-q", "--quiet", is_flag=True, help="No progress display (the report still prints).")
 def bisect(
     entry_id: str,
-    good: Version | None,
-    bad: Version | None,
+    good: Version | str | None,
+    bad: Version | str | None,
+    by_commit: bool,
     regress_on: RegressOn,
     pattern: str | None,
     corpus_paths: Sequence[Path],
@@ -132,6 +155,12 @@ def bisect(
     judged is skipped around. Results are stored, so no release runs twice for
     the same entry. By default the direction follows the entry: the fix of a
     bug with fixed_in, the break of one with introduced_in.
+
+    With --commits, the first-parent history between the last bad and the
+    first good release is bisected the same way, each probe a wheel built from
+    one commit (CPU backend, or CUDA with a CUDA --backend; a compiler, CMake
+    and BLAS/LAPACK are needed). Wheels are kept by commit hash, so no commit is
+    built twice; a commit that does not build is skipped around.
     """
     from mgradcheck.releases.bisect import bisect_entry, render
     from mgradcheck.reports.outputs import check_writable_paths
@@ -139,15 +168,53 @@ def bisect(
     from mgradcheck.run.display import choose, report_console
 
     pattern = _pattern(regress_on, pattern)
+    refs = [end for end in (good, bad) if isinstance(end, str)]
+    if refs and not by_commit:
+        raise UsageError(f"{refs[0]!r} is not an MLX version; give --commits to bisect commits")
     (entry,) = stages.select(stages.load_corpus(corpus_paths), [entry_id])
     check_writable_paths(json_path, inputs=stages.corpus_inputs(corpus_paths))
     settings = dataclasses.replace(settings, use_cached=not no_cache)
-    result = bisect_entry(
-        entry, settings, regress_on, pattern, good, bad, choose(quiet), corpus_args(corpus_paths)
+    if refs:
+        if good is None or bad is None:
+            raise UsageError("a tag or commit as one end of --commits needs both --good and --bad")
+        released = None
+        ends = (str(good), str(bad))
+    else:
+        released = bisect_entry(
+            entry,
+            settings,
+            regress_on,
+            pattern,
+            None if isinstance(good, str) else good,
+            None if isinstance(bad, str) else bad,
+            choose(quiet),
+            corpus_args(corpus_paths),
+        )
+        render(released, report_console(stderr=on_stdout(json_path)))
+        if not by_commit or released.boundary is None:
+            if json_path is not None:
+                _write_json(json_path, released.to_json())
+            sys.exit(ExitCode.OK if released.boundary is not None else ExitCode.USAGE)
+        older, newer = (str(v) for v in released.boundary)
+        ends = (newer, older) if released.direction == "fix" else (older, newer)
+    from mgradcheck.releases.bisect_commits import bisect_commits
+    from mgradcheck.releases.bisect_commits import render as render_commits
+
+    result = bisect_commits(
+        entry,
+        settings,
+        *ends,
+        choose(quiet),
+        regress_on,
+        pattern,
+        released,
+        corpus_args(corpus_paths),
     )
-    render(result, report_console(stderr=on_stdout(json_path)))
+    render_commits(result, report_console(stderr=on_stdout(json_path)))
     if json_path is not None:
         _write_json(json_path, result.to_json())
+    if result.interrupted:
+        sys.exit(ExitCode.for_signal(result.signum))
     sys.exit(ExitCode.OK if result.boundary is not None else ExitCode.USAGE)
 
 
@@ -164,9 +231,19 @@ def bisect(
     metavar="RANGE",
     help="Only releases in this range, e.g. '>=0.29,<0.32'.",
 )
+@click.option(
+    "--commit",
+    "commit_refs",
+    multiple=True,
+    callback=_commit_hashes,
+    metavar="HASH",
+    help="Also run on this commit, built here once and shown after the release it follows "
+    "(repeatable).",
+)
 @REGRESS_OPTION
 @MATCH_OPTION
 @release_options
+@build_options
 @jobs_option("Releases run")
 @click.option(
     "--no-cache", is_flag=True, help="Run everything again instead of reusing stored results."
@@ -194,6 +271,7 @@ def matrix(
     corpus_paths: Sequence[Path],
     tags: Sequence[str],
     version_range: str | None,
+    commit_refs: Sequence[str],
     regress_on: RegressOn,
     pattern: str | None,
     settings: Settings,
@@ -212,6 +290,8 @@ def matrix(
     from mgradcheck.run.display import choose, report_console
 
     pattern = _pattern(regress_on, pattern)
+    if from_reports and commit_refs:
+        raise UsageError("--commit builds and runs a commit here: it cannot go with --from-report")
     if version_range:
         parse_range(version_range)  # a bad range is bad usage, said before anything runs
     entries = stages.select(stages.load_corpus(corpus_paths), ids, tags)
@@ -229,7 +309,14 @@ def matrix(
     else:
         settings = dataclasses.replace(settings, use_cached=not no_cache)
         result = matrix_of(
-            entries, settings, version_range, regress_on, pattern, jobs, choose(quiet)
+            entries,
+            settings,
+            version_range,
+            regress_on,
+            pattern,
+            jobs,
+            choose(quiet),
+            commit_refs,
         )
     if json_path is not None:
         _write_json(json_path, result.to_json())

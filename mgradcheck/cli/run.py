@@ -78,7 +78,7 @@ def run(
     timeout: float | None,
     repeat: int | None,
     python: Path | None,
-    mlx_version: Version | None,
+    mlx_version: Version | str | None,
     settings: Settings,
     max_memory: int | None,
     json_path: Path | None,

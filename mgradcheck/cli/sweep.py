@@ -98,7 +98,7 @@ def sweep(
     dtypes: tuple[str, ...],
     budget: float,
     python: Path | None,
-    mlx_version: Version | None,
+    mlx_version: Version | str | None,
     settings: Settings,
     emit_dir: Path | None,
     json_path: Path | None,

@@ -16,6 +16,7 @@ from packaging.version import Version
 
 from mgradcheck.corpus.entry import Entry
 from mgradcheck.errors import ReleaseError
+from mgradcheck.releases.commits import release_tag, version_commit
 from mgradcheck.releases.index import Listing, list_releases
 from mgradcheck.releases.regress import Judged, RegressOn, State, judge_run, recorded
 from mgradcheck.releases.runs import Settings, Status, run_release
@@ -118,11 +119,8 @@ def probe_json(probe: Judged) -> dict[str, Any]:
 
 
 def tag(version: Version) -> str:
-    """The upstream git ref of a release, or the commit of a ``+g<sha>`` build."""
-    local = version.local or ""
-    if local.startswith("g") and all(c in "0123456789abcdef" for c in local[1:]) and len(local) > 7:
-        return local[1:]
-    return f"v{version}"
+    """The upstream git ref of a release, or the commit of a build of one (``+6335c834c``)."""
+    return version_commit(version) or release_tag(version)
 
 
 @dataclass(frozen=True)
@@ -267,7 +265,7 @@ def bisect(
         "bad": bad.version,
         "versions": versions,
     }
-    stopped = _ends_disagree(good, bad, regress_on)
+    stopped = ends_disagree(End.release(good), End.release(bad), regress_on)
     if stopped is not None:
         return BisectResult(probes=tuple(probes.values()), stopped=stopped, **common)
 
@@ -329,7 +327,21 @@ def bisect_entry(
         progress.stop()
 
 
-def _ends_disagree(good: Judged, bad: Judged, regress_on: RegressOn) -> str | None:
+@dataclass(frozen=True)
+class End:
+    """One end of a bisect, judged: ``name`` for sentences ("mlx 0.32.0"), ``ref`` for options."""
+
+    name: str
+    ref: str
+    state: State
+    reason: str
+
+    @classmethod
+    def release(cls, probe: Judged) -> End:
+        return cls(f"mlx {probe.version}", str(probe.version), probe.state, probe.reason)
+
+
+def ends_disagree(good: End, bad: End, regress_on: RegressOn, kind: str = "release") -> str | None:
     """None when the good end is good and the bad end bad; else the sentences that stop the bisect.
 
     What the probes showed and what "bad" means are said apart: the reasons come
@@ -337,24 +349,21 @@ def _ends_disagree(good: Judged, bad: Judged, regress_on: RegressOn) -> str | No
     """
     for end, role in ((good, "--good"), (bad, "--bad")):
         if end.state is State.UNKNOWN:
-            return (
-                f"Cannot judge mlx {end.version} ({role}): {end.reason}. "
-                f"Pick another {role} release."
-            )
+            return f"Cannot judge {end.name} ({role}): {end.reason}. Pick another {role} {kind}."
     if good.state is State.GOOD and bad.state is State.BAD:
         return None
     seen = (
-        f"mlx {good.version} (--good): {good.state.label}, {good.reason}; "
-        f"mlx {bad.version} (--bad): {bad.state.label}, {bad.reason}. "
+        f"{good.name} (--good): {good.state.label}, {good.reason}; "
+        f"{bad.name} (--bad): {bad.state.label}, {bad.reason}. "
         f"Bad means {regress_on.meaning} (--regress-on {regress_on.label})."
     )
     if good.state is State.BAD and bad.state is State.GOOD:
         return (
-            f"The ends are the wrong way round: swap them (--good {bad.version} --bad "
-            f"{good.version}) to find where that changed. {seen}"
+            f"The ends are the wrong way round: swap them (--good {bad.ref} --bad "
+            f"{good.ref}) to find where that changed. {seen}"
         )
     return (
-        f"mlx {good.version} and mlx {bad.version} are both {good.state.label}, so there is no "
+        f"{good.name} and {bad.name} are both {good.state.label}, so there is no "
         f"change between them to find. {seen}"
     )
 

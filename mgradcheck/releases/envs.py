@@ -31,10 +31,10 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from packaging.version import Version
 
@@ -44,6 +44,7 @@ from mgradcheck.errors import EnvironmentFailure
 from mgradcheck.paths import cache_root, make_dir, safe_name
 from mgradcheck.releases.cuda import check_driver
 from mgradcheck.releases.index import Source, Target
+from mgradcheck.run import containment
 from mgradcheck.run.child_process import LAUNCHER
 
 FORMAT = 1
@@ -120,12 +121,20 @@ class EnvSpec:
     source: Source
     installer: Installer
     packages: tuple[str, ...] = ("numpy",)
+    # A wheel built here from one commit (releases.builds): installed from its file, and
+    # self-contained (its backend inside), so no extra names a companion package.
+    wheel: Path | None = None
 
     def requirements(self) -> list[str]:
-        return [self.target.requirement(self.version), *self.packages]
+        mlx = (
+            f"mlx @ {self.wheel.as_uri()}"
+            if self.wheel is not None
+            else self.target.requirement(self.version)
+        )
+        return [mlx, *self.packages]
 
     def key(self) -> dict[str, Any]:
-        return {
+        key = {
             "format": FORMAT,
             "mlx": str(self.version),
             "backend": self.target.backend,
@@ -135,6 +144,9 @@ class EnvSpec:
             "packages": list(self.packages),
             **self.source.key(),
         }
+        if self.wheel is not None:  # only then, so that every release keeps its environment's name
+            key["wheel"] = str(self.wheel)
+        return key
 
     @property
     def digest(self) -> str:
@@ -236,41 +248,85 @@ def needs_install(spec: EnvSpec, retry_failed: bool = False) -> bool:
     return not is_ready(path, spec.digest) and (retry_failed or not (path / FAILED).exists())
 
 
-def _run_logged(
-    argv: Sequence[str], log: Path, cwd: Path, timeout: float, cancel: threading.Event | None
+def run_logged(
+    argv: Sequence[str],
+    log: Path,
+    cwd: Path,
+    timeout: float,
+    cancel: threading.Event | None,
+    env: Mapping[str, str] | None = None,
+    on_line: Callable[[str], None] | None = None,
 ) -> int:
-    env = {
-        k: v for k, v in os.environ.items() if k not in RESOLVED_VARIABLES and k != "VIRTUAL_ENV"
-    }
+    """Run an installer or a build with its output appended to ``log``; -1 when stopped.
+
+    ``env`` defaults to ours less the index variables (passed as flags instead);
+    ``on_line`` sees each line of output as it comes, for progress displays.
+    """
+    if env is None:
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if k not in RESOLVED_VARIABLES and k != "VIRTUAL_ENV"
+        }
+    # ninja puts each compiler in a process group of its own: killing the build's group
+    # would leave them running. The box (a cgroup, else what the subreaper adopts) ends them.
+    box = containment.box()
     with log.open("ab") as out:
         out.write(f"$ {' '.join(argv)}\n".encode())
         out.flush()
-        process = subprocess.Popen(
-            # Through the child launcher, which makes the installer die with us.
-            [sys.executable, str(LAUNCHER), "--exec", *argv],
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            cwd=cwd,
-            env={**env, "MGRADCHECK_PARENT": str(os.getpid())},
-            # Its own group, so that stopping it (Ctrl-C, SIGTERM, --timeout) takes the
-            # processes it started with it, and a terminal's Ctrl-C reaches only us.
-            start_new_session=True,
-        )
+        try:
+            process = subprocess.Popen(
+                # Through the child launcher, which makes the installer die with us.
+                [sys.executable, str(LAUNCHER), "--exec", *argv],
+                stdin=subprocess.DEVNULL,
+                stdout=out if on_line is None else subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                cwd=cwd,
+                env={**env, **box.env},
+                # Its own session, so that stopping it (Ctrl-C, SIGTERM, --timeout) takes the
+                # processes it started with it, and a terminal's Ctrl-C reaches only us.
+                start_new_session=True,
+                pass_fds=box.pass_fds,
+            )
+        except BaseException:
+            box.discard()
+            raise
+        reader = None
+        if on_line is not None and process.stdout is not None:
+            reader = threading.Thread(
+                target=_pump, args=(process.stdout, out, on_line), daemon=True
+            )
+            reader.start()
         deadline = time.monotonic() + timeout
+        stopped = False
         try:
             while True:
                 try:
-                    return process.wait(timeout=0.5)
+                    code = process.wait(timeout=0.5)
+                    break
                 except subprocess.TimeoutExpired:
                     if (cancel is not None and cancel.is_set()) or time.monotonic() > deadline:
-                        out.write(b"\n[mgradcheck: stopped the installer]\n")
-                        return -1
+                        stopped, code = True, -1
+                        break
         finally:
-            # Also after a normal exit: nothing the installer left running in its group outlives it.
+            # Also after a normal exit: nothing the installer left running outlives it.
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(process.pid, signal.SIGKILL)
             process.wait()
+            box.clean(process.pid)
+            if reader is not None:
+                reader.join(timeout=10)
+            if process.stdout is not None:
+                process.stdout.close()
+        if stopped:
+            out.write(b"\n[mgradcheck: stopped]\n")
+        return code
+
+
+def _pump(stream: IO[bytes], out: IO[bytes], on_line: Callable[[str], None]) -> None:
+    for raw in stream:
+        out.write(raw)
+        on_line(raw.decode("utf-8", "replace").rstrip())
 
 
 def _tail(path: Path) -> str:
@@ -300,13 +356,19 @@ def _build(spec: EnvSpec, path: Path, cancel: threading.Event | None) -> float:
     # A half-built environment from an earlier attempt that was killed.
     shutil.rmtree(path / "venv", ignore_errors=True)
     for argv in spec.commands(path / "venv", find_uv()):
-        code = _run_logged(argv, log, path, INSTALL_TIMEOUT, cancel)
+        code = run_logged(argv, log, path, INSTALL_TIMEOUT, cancel)
         if code != 0:
             tail = _tail(log)
             remembered = code > 0 and not TRANSIENT.search(tail)
             if remembered:
-                failure = {"schema": SCHEMA, "mlx": str(spec.version), "returncode": code, "when": now(),
-                           "command": argv, "log_tail": tail}  # fmt: skip
+                failure = {
+                    "schema": SCHEMA,
+                    "mlx": str(spec.version),
+                    "returncode": code,
+                    "when": now(),
+                    "command": argv,
+                    "log_tail": tail,
+                }
                 write_text(path / FAILED, json.dumps(failure, indent=1))
             raise InstallFailed(spec.version, tail, remembered)
     found = _installed_version(str(path / "venv" / "bin" / "python"))

@@ -13,17 +13,19 @@ import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from packaging.version import InvalidVersion, Version
 
 from mgradcheck.corpus.entry import Entry
-from mgradcheck.errors import Interrupted, UsageError
+from mgradcheck.errors import Interrupted, MgradcheckError, UsageError
 from mgradcheck.outcomes import Outcome
 from mgradcheck.releases.bisect import COMPARE, tag
+from mgradcheck.releases.commits import follows
 from mgradcheck.releases.index import Listing, list_releases, parse_range
 from mgradcheck.releases.regress import Judged, RegressOn, State, judge, judge_run, recorded
-from mgradcheck.releases.runs import Settings, Status, run_release
+from mgradcheck.releases.runs import Settings, Status, build_commit, run_release
 from mgradcheck.run.display import Progress, markup_safe
 from mgradcheck.run.results import Report
 from mgradcheck.run.runner import Runner
@@ -243,6 +245,31 @@ def run_shown(
         progress.stop()
 
 
+def with_commits(
+    settings: Settings,
+    releases: Sequence[Version],
+    versions: Sequence[Version],
+    refs: Sequence[str],
+    progress: Progress,
+) -> tuple[Settings, list[Version]]:
+    """Each commit's wheel (built here if needed) among ``versions``, after the release it follows."""
+    progress.start(f"matrix: commits to build: {len(refs)}")
+    try:
+        wheels = [build_commit(ref, settings, progress.status) for ref in refs]
+    finally:
+        progress.stop()
+    order: dict[Version, tuple[Version, int]] = {v: (v, 0) for v in versions}
+    try:
+        repo: Path | None = settings.build_options().repo
+    except MgradcheckError:  # every wheel was cached and no clone is at hand: by version, then
+        repo = None
+    for wheel in wheels:
+        settings = settings.with_build(wheel)
+        anchor, distance = follows(repo, wheel.sha, releases) if repo else (None, 0)
+        order[wheel.version] = (anchor or wheel.version, 1 + distance)
+    return settings, sorted(order, key=order.__getitem__)
+
+
 def matrix_of(
     entries: Sequence[Entry],
     settings: Settings,
@@ -251,9 +278,21 @@ def matrix_of(
     pattern: str | None,
     jobs: int,
     progress: Progress,
+    commit_refs: Sequence[str] = (),
 ) -> Matrix:
-    """The whole ``matrix`` command below its options: list the releases, run them, with progress."""
-    _, versions = chosen_releases(settings, version_range)
+    """The whole ``matrix`` command below its options: list the releases (and build the commits
+    asked for), run them, with progress."""
+    if commit_refs:
+        wanted = parse_range(version_range) if version_range else None
+        listing = list_releases(settings.source, settings.target, settings.pre, settings.yanked)
+        versions = [
+            v for v in listing.versions if wanted is None or wanted.contains(v, prereleases=True)
+        ]
+        settings, versions = with_commits(
+            settings, listing.versions, versions, commit_refs, progress
+        )
+    else:
+        _, versions = chosen_releases(settings, version_range)
     return run_shown(entries, versions, settings, regress_on, pattern, jobs, progress)
 
 

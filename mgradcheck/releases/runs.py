@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
 from mgradcheck.corpus.entry import Entry
 from mgradcheck.errors import EnvironmentFailure, UsageError
-from mgradcheck.releases import envs
+from mgradcheck.releases import builds, commits, envs, sources
 from mgradcheck.releases.index import Source, Target, default_backend, list_releases
 from mgradcheck.releases.store import ProbeKey, ResultsStore, StoredRuns
 from mgradcheck.run.child_process import ChildCommand
@@ -45,6 +45,12 @@ class Settings:
     packages: tuple[str, ...] = ("numpy",)
     pre: bool = False  # list pre-releases too
     yanked: bool = False  # list yanked releases too
+    mlx_repo: Path | None = (
+        None  # MLX's history, for builds of commits (None: a clone in the cache)
+    )
+    mlx_deps: Path | None = None  # clones of what MLX's CMake fetches, for builds offline
+    build_jobs: int | None = None  # compiler processes per build (None: one per core)
+    wheels: Mapping[Version, Path] = field(default_factory=dict)  # commits built here, by version
 
     @classmethod
     def from_options(
@@ -57,6 +63,9 @@ class Settings:
         pre: bool = False,
         yanked: bool = False,
         retry_failed: bool = False,
+        mlx_repo: Path | None = None,
+        mlx_deps: Path | None = None,
+        build_jobs: int | None = None,
     ) -> Settings:
         """The settings of the release options, else the user's installer settings, else PyPI."""
         chosen = envs.Installer(installer) if installer else envs.default_installer()
@@ -67,6 +76,9 @@ class Settings:
             retry_failed=retry_failed,
             pre=pre,
             yanked=yanked,
+            mlx_repo=mlx_repo,
+            mlx_deps=mlx_deps.resolve() if mlx_deps is not None else None,
+            build_jobs=build_jobs,
         )
 
     def cli_args(self) -> list[str]:
@@ -83,8 +95,33 @@ class Settings:
             text += " with venv + pip (pip install 'mgradcheck[uv]' makes builds faster)"
         return text
 
+    def build_cli_args(self) -> list[str]:
+        """Options that make another mgradcheck command build commits the same way."""
+        args = ["--mlx-repo", str(self.mlx_repo)] if self.mlx_repo is not None else []
+        return args + (["--mlx-deps", str(self.mlx_deps)] if self.mlx_deps is not None else [])
+
     def spec(self, version: Version) -> envs.EnvSpec:
-        return envs.EnvSpec(version, self.target, self.source, self.installer, self.packages)
+        return envs.EnvSpec(
+            version,
+            self.target,
+            self.source,
+            self.installer,
+            self.packages,
+            wheel=self.wheels.get(version),
+        )
+
+    def with_build(self, built: builds.Built) -> Settings:
+        """These settings, with the commit's own wheel as the mlx of its version."""
+        return replace(self, wheels={**self.wheels, built.version: built.wheel})
+
+    def build_options(self) -> builds.BuildOptions:
+        """How commits are built; the cached clone of upstream is made here, on first use."""
+        return builds.BuildOptions(
+            sources.repository(self.mlx_repo),
+            self.mlx_deps,
+            self.build_jobs or builds.default_jobs(),
+            self.retry_failed,
+        )
 
     def key(self, entry: Entry, version: Version) -> ProbeKey:
         return ProbeKey(entry.content_hash, str(version), self.target.backend, self.target.platform)
@@ -143,7 +180,8 @@ def open_release(
     say = status or (lambda text: None)
     spec = settings.spec(version)
     if envs.needs_install(spec, settings.retry_failed):
-        list_releases(settings.source, settings.target, pre=True, yanked=True).require(version)
+        if spec.wheel is None:
+            list_releases(settings.source, settings.target, pre=True, yanked=True).require(version)
         say(settings.installing(version))
     with envs.using(spec, settings.retry_failed, on_wait=_waiting(say, version)) as env:
         command, environment = _prepare(env)
@@ -211,11 +249,39 @@ def run_release(
     return [done[e.id] for e in entries]
 
 
-def open_target(
-    python: Path | None, release: Version | None, settings: Settings, progress: Progress
+def build_commit(
+    ref: str,
+    settings: Settings,
+    status: Status | None = None,
+    cancel: threading.Event | None = None,
+) -> builds.Built:
+    """The wheel of one commit (a hash, or a tag with a clone to read it from), built if needed.
+
+    A hash whose wheel is cached needs no clone: it is found by its prefix.
+    """
+    if commits.is_commit(ref):
+        cached = builds.cached_commits(settings.target, ref)
+        found = builds.built(settings.target, cached[0]) if len(cached) == 1 else None
+        if found is not None:
+            return found
+    options = settings.build_options()
+    sha = commits.resolve_ref(options.repo, ref)
+    return builds.build(sha, settings.target, options, settings.source, status, cancel)
+
+
+def open_commit(
+    ref: str, settings: Settings, status: Status | None = None
 ) -> tuple[ChildCommand, Environment]:
-    """The children's command and environment: a release's cached environment (built if
-    needed, the install shown on ``progress``), ``--python``, or this interpreter."""
+    """``open_release`` for one commit: its wheel, built here once, in an environment like a release's."""
+    built = build_commit(ref, settings, status)
+    return open_release(built.version, settings.with_build(built), status)
+
+
+def open_target(
+    python: Path | None, release: Version | str | None, settings: Settings, progress: Progress
+) -> tuple[ChildCommand, Environment]:
+    """The children's command and environment: a release's cached environment (or a commit's,
+    built here; the install or build shown on ``progress``), ``--python``, or this interpreter."""
     if release is None:
         return prepare(str(python) if python else sys.executable)
     shown = False
@@ -228,10 +294,21 @@ def open_target(
         progress.status(text)
 
     try:
+        if isinstance(release, str):
+            return open_commit(release, settings, status)
         return open_release(release, settings, status)
     finally:
         if shown:
             progress.stop()
 
 
-__all__ = ["ReleaseRun", "Settings", "from_store", "open_release", "open_target", "run_release"]
+__all__ = [
+    "ReleaseRun",
+    "Settings",
+    "build_commit",
+    "from_store",
+    "open_commit",
+    "open_release",
+    "open_target",
+    "run_release",
+]

@@ -30,16 +30,19 @@ class GitError(EnvironmentFailure):
     """Git is missing, or a git command failed for a reason other than the user's input."""
 
 
-def git(repo: Path, *args: str, timeout: float = GIT_TIMEOUT) -> str:
-    """Run ``git`` on ``repo`` (its git directory) and return its output; raise GitError."""
+def git(repo: Path, *args: str, timeout: float = GIT_TIMEOUT, work_tree: Path | None = None) -> str:
+    """Run ``git`` on ``repo`` (its git directory; in ``work_tree`` for commands that need
+    one) and return its output; raise GitError."""
     binary = shutil.which("git")
     if binary is None:
         raise GitError(
             "git is not installed (Debian/Ubuntu: apt-get install git; macOS: xcode-select --install)"
         )
+    tree = [f"--work-tree={work_tree}"] if work_tree is not None else []
     try:
         done = subprocess.run(
-            [binary, f"--git-dir={repo}", *args],
+            [binary, f"--git-dir={repo}", *tree, *args],
+            cwd=work_tree,
             capture_output=True,
             timeout=timeout,
             check=False,

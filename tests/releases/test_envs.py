@@ -103,11 +103,11 @@ def test_a_failed_install_is_remembered_until_retried(
     def no_installer(*args: object, **kwargs: object) -> int:
         raise AssertionError("a remembered failure ran the installer again")
 
-    installer = envs._run_logged
-    monkeypatch.setattr(envs, "_run_logged", no_installer)
+    installer = envs.run_logged
+    monkeypatch.setattr(envs, "run_logged", no_installer)
     with pytest.raises(envs.InstallFailed, match="--retry-failed"), envs.using(broken):
         pass
-    monkeypatch.setattr(envs, "_run_logged", installer)
+    monkeypatch.setattr(envs, "run_logged", installer)
     with pytest.raises(envs.InstallFailed), envs.using(broken, retry_failed=True):
         pass
     assert envs.scan()[0][0].state is envs.State.FAILED

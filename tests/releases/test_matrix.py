@@ -54,7 +54,7 @@ def test_every_entry_on_every_release(
     def nothing(*args: object, **kwargs: object) -> None:
         raise AssertionError("a stored release was installed or run again")
 
-    monkeypatch.setattr(envs, "_run_logged", nothing)  # no installer
+    monkeypatch.setattr(envs, "run_logged", nothing)  # no installer
     monkeypatch.setattr(release_runs, "prepare", nothing)  # no child
     again = run(fake_wheels, ResultsStore(tmp_path))
     stored = [again.cell(i, v) for i in IDS for v in again.versions if v != V("1.5.0")]

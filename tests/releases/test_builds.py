@@ -1,0 +1,167 @@
+"""Wheels of single commits, built from the fake history of tests/fake_commits.py (real git, real
+build frontends, a build backend that writes fake wheels), and one real MLX build (marked build)."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from mgradcheck.releases import builds, envs, sources, toolchain
+from mgradcheck.releases.index import Source, Target
+from tests.fake_commits import BROKEN_AT, FakeHistory, ctrl_c_during_a_build, make_history
+
+TARGET = Target.current("cpu")
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory: pytest.TempPathFactory) -> FakeHistory:
+    return make_history(tmp_path_factory.mktemp("history") / "mlx")
+
+
+def options(history: FakeHistory, **kw: object) -> builds.BuildOptions:
+    return builds.BuildOptions(sources.repository(history.path), jobs=1, **kw)  # type: ignore[arg-type]
+
+
+def build(history: FakeHistory, index: int, **kw: object) -> builds.Built:
+    return builds.build(history.shas[index], TARGET, options(history, **kw), Source(None, None))
+
+
+def members(wheel: Path) -> set[str]:
+    with zipfile.ZipFile(wheel) as archive:
+        return set(archive.namelist())
+
+
+def no_build(*args: object, **kwargs: object) -> int:
+    raise AssertionError("a build ran for a commit the cache holds")
+
+
+def test_a_commit_is_built_once_and_kept_under_its_hash(
+    history: FakeHistory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = build(history, 4)
+    sha = history.shas[4]
+    assert not first.cached and first.seconds > 0 and first.steps == 3
+    assert str(first.version) == f"1.3.0.dev20260101+{sha[:9]}"  # named as MLX names its builds
+    assert first.wheel.parent == builds.builds_root() / "wheels" / builds.target_key(TARGET) / sha
+    assert "mlx/core.py" in members(first.wheel)
+    assert first.wheel.parent.stat().st_mode & 0o777 == 0o755  # others sharing the cache read it
+    assert builds.cached_commits(TARGET, sha[:7]) == [sha]
+    monkeypatch.setattr(builds, "run_logged", no_build)
+    again = build(history, 4)
+    assert again.cached and again.wheel == first.wheel and again.version == first.version
+
+
+def test_objects_are_kept_between_builds_and_packaging_outputs_are_not(
+    history: FakeHistory,
+) -> None:
+    build(history, 4)
+    later = build(history, 5)  # one source file differs
+    assert later.steps == 1
+    stubs = {m for m in members(later.wheel) if m.startswith("mlx/stub_")}
+    assert stubs == {f"mlx/stub_{history.shas[5][:9]}.pyi"}  # not the stub of the commit before
+
+
+def test_a_commit_that_does_not_build_is_remembered(
+    history: FakeHistory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with pytest.raises(builds.BuildFailed) as failed:
+        build(history, BROKEN_AT)
+    assert failed.value.remembered
+    assert failed.value.cause == "src/kernels.cpp:3:1: error: expected ';' before '}' token"
+    assert builds.built(TARGET, history.shas[BROKEN_AT]) is None
+    assert builds.log_path(TARGET, history.shas[BROKEN_AT]).is_file()
+    real = envs.run_logged
+    monkeypatch.setattr(builds, "run_logged", no_build)
+    with pytest.raises(builds.BuildFailed, match="--retry-failed tries again"):
+        build(history, BROKEN_AT)
+    monkeypatch.setattr(builds, "run_logged", real)
+    with pytest.raises(builds.BuildFailed):
+        build(history, BROKEN_AT, retry_failed=True)
+
+
+def test_a_stopped_build_keeps_nothing(history: FakeHistory) -> None:
+    cancel = threading.Event()
+    cancel.set()
+    with pytest.raises(builds.BuildFailed, match="stopped") as stopped:
+        builds.build(history.shas[2], TARGET, options(history), Source(None, None), None, cancel)
+    assert not stopped.value.remembered
+    assert builds.built(TARGET, history.shas[2]) is None
+    assert builds.remembered_failure(TARGET, history.shas[2]) is None
+
+
+def test_a_second_builder_waits_for_the_first(history: FakeHistory) -> None:
+    holder = envs.Lock(f"build-{builds.target_key(TARGET)}")
+    holder.acquire(exclusive=True)
+    said: list[str] = []
+    done: list[builds.Built] = []
+    worker = threading.Thread(
+        target=lambda: done.append(
+            builds.build(history.shas[1], TARGET, options(history), Source(None, None), said.append)
+        )
+    )
+    worker.start()
+    deadline = time.monotonic() + 30
+    while not said and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert said and said[0].startswith("waiting for another mgradcheck's build")
+    assert not done
+    holder.close()
+    worker.join(timeout=120)
+    assert done and not done[0].cached
+
+
+def test_the_build_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("MLX_BUILD_STAGE", "1")  # a release pipeline's: it would split the wheel
+    monkeypatch.setenv("CMAKE_ARGS", "-DUSER=ON")
+    monkeypatch.delenv("CCACHE_DIR", raising=False)
+    deps = {
+        "FETCHCONTENT_SOURCE_DIR_FMT": str(tmp_path / "fmt"),
+        "FETCHCONTENT_SOURCE_DIR_JSON": "",
+    }
+    env = builds._environment(TARGET, tmp_path / "venv", 2, deps, toolchain.Needs(True))
+    assert "MLX_BUILD_STAGE" not in env
+    assert env["CMAKE_ARGS"] == (
+        "-DMLX_BUILD_METAL=OFF -DMLX_BUILD_CUDA=OFF "
+        f"-DFETCHCONTENT_SOURCE_DIR_FMT={tmp_path / 'fmt'} -DFETCHCONTENT_SOURCE_DIR_JSON= -DUSER=ON"
+    )
+    assert env["CMAKE_BUILD_PARALLEL_LEVEL"] == "2" and env["CMAKE_GENERATOR"] == "Ninja"
+    assert env["CCACHE_DIR"] == str(builds.builds_root() / "ccache")
+    assert env["PATH"].startswith(f"{tmp_path / 'venv' / 'bin'}{os.pathsep}")
+    spaced = {"FETCHCONTENT_SOURCE_DIR_FMT": str(tmp_path / "a b")}
+    with pytest.raises(toolchain.BuildSetupError, match="space"):
+        builds._environment(TARGET, tmp_path, 2, spaced, toolchain.Needs(True))
+
+
+def test_build_requirements_follow_the_commit(history: FakeHistory) -> None:
+    repo = sources.repository(history.path)
+    assert builds.requirements(repo, history.shas[0], toolchain.Needs()) == []
+    assert builds.requirements(repo, history.shas[0], toolchain.Needs(True)) == ["ninja"]
+
+
+def test_the_line_that_says_why_a_build_failed() -> None:
+    log = "[3/97] Building x.o\nFAILED: x.o\nsrc/x.cpp:9:2: error: 'y' was not declared\nninja: stopped\n"
+    assert builds.cause(log) == "src/x.cpp:9:2: error: 'y' was not declared"
+    assert builds.cause("-- Configuring\nCMake Error at CMakeLists.txt:3 (find_package):\n") == (
+        "CMake Error at CMakeLists.txt:3 (find_package):"
+    )
+    assert builds.cause("") == "no output"
+
+
+def test_ctrl_c_during_a_build_stops_it_and_keeps_nothing(
+    history: FakeHistory, tmp_path: Path
+) -> None:
+    args = ["run", "--mlx", history.shas[7][:9], "--mlx-repo", str(history.path)]
+    stopped = ctrl_c_during_a_build(
+        [*args, "--no-index", "--find-links", str(tmp_path), "-q"], tmp_path
+    )
+    assert stopped.returncode == 130, stopped.stderr
+    last = stopped.stderr.strip().splitlines()[-1]
+    assert last == "mgradcheck: interrupted by SIGINT before any entry ran"
+    assert stopped.builder_gone
+    assert builds.built(TARGET, history.shas[7]) is None
+    assert builds.remembered_failure(TARGET, history.shas[7]) is None
