@@ -10,11 +10,28 @@ import re
 
 FLOATS = ("float16", "bfloat16", "float32", "float64")
 INTEGERS = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
-CHECKS = ("jvp", "vjp", "subsets", "dtype", "compile", "hessian")
+# Every check, in the order a point runs them. The first six are a block's default;
+# the transform checks after them are asked for by name (the sweep asks for all).
+CHECKS = (
+    "jvp", "vjp", "subsets", "dtype", "compile", "hessian",
+    "vmap", "views", "specials", "shapeless", "checkpoint", "custom",
+)  # fmt: skip
+DEFAULT_CHECKS = CHECKS[:6]
+FIRST_ORDER = CHECKS[:4]
+# The checks that build compiled kernels (one C++ build per new graph on the CPU).
+COMPILED = ("compile", "views", "specials", "shapeless")
 SPEC_KEYS = ("fn", "inputs", "dtypes", "seed", "checks", "rtol", "atol", "points")
 INPUT_KEYS = ("shape", "dtype", "range", "value", "fill", "const")
-# What MLX says when an operation or its derivative does not exist: unsupported, not a bug.
+# MLX's explicit refusals: an operation, or a transform of it, that this MLX does
+# not implement (or not for these arguments), or declines by design. A refusal is
+# listed as unsupported, never reported as a bug.
 UNSUPPORTED = re.compile(
-    r"not (yet )?(implemented|supported)|unsupported|has no attribute|incompatible function arguments",
+    r"not (yet )?(implemented|supported)|unsupported"
+    r"|use stop_gradient"  # "Use stop_gradient on indices/masks ..."
+    r"|cannot calculate [jv]jp with respect to"  # indices of gather/scatter, masks
+    r"|cannot infer output shapes"  # no shapeless compile for this primitive
+    r"|module 'mlx[\w.]*' has no attribute"  # an operation this release lacks
+    r"|incompatible function arguments|unexpected keyword argument"  # nor its signature
+    r"|invalid padding mode",  # nor this mode of mx.pad
     re.I,
 )

@@ -1,4 +1,4 @@
-"""Commands over finished reports: ``mgradcheck report merge`` and ``mgradcheck badge``."""
+"""Commands over reports: ``mgradcheck report merge``, ``report upstream`` and ``mgradcheck badge``."""
 
 from __future__ import annotations
 
@@ -8,11 +8,19 @@ from typing import TYPE_CHECKING
 
 import click
 
-from mgradcheck.cli.common import handle_errors, json_option, report_options, say
+from mgradcheck.cli.common import (
+    CORPUS_OPTION,
+    handle_errors,
+    json_option,
+    release_options,
+    report_options,
+    say,
+)
 from mgradcheck.errors import UsageError
 from mgradcheck.wording import count
 
 if TYPE_CHECKING:
+    from mgradcheck.releases.runs import Settings
     from mgradcheck.run.results import Report
 
 REPORTS = click.argument(
@@ -34,9 +42,9 @@ def _read(files: Sequence[Path]) -> Report:
     return merged
 
 
-@click.group(short_help="Merge the report files of many jobs.")
+@click.group(short_help="Merge the report files of many jobs, or write a bug up for MLX.")
 def report() -> None:
-    """Work with report files written by 'mgradcheck run --json'."""
+    """Work with reports: merge the JSON reports of runs, or write a bug up for MLX's issue tracker."""
 
 
 @report.command(
@@ -71,6 +79,60 @@ def merge_command(
     click.echo(
         f"merged {count(len(files), 'report')}: {merged.summary_line()}", err=outputs.to_stdout
     )
+
+
+@report.command(name="upstream", short_help="Print entry ID as a paste-ready MLX issue (Markdown).")
+@handle_errors
+@click.argument("entry_id", metavar="ID")
+@CORPUS_OPTION
+@click.option(
+    "--releases",
+    "version_range",
+    metavar="RANGE",
+    help="Reproduce it on these releases, e.g. '>=0.31'. Default: the newest release of each of "
+    "the three newest minor series, and the release that found it.",
+)
+@release_options
+@click.option(
+    "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Also write it here."
+)
+@click.option("-q", "--quiet", is_flag=True, help="No progress display.")
+def upstream_command(
+    entry_id: str,
+    corpus_paths: Sequence[Path],
+    version_range: str | None,
+    settings: Settings,
+    output: Path | None,
+    quiet: bool,
+) -> None:
+    """Print entry ID as a paste-ready MLX issue (Markdown).
+
+    \b
+    Title and summary, a standalone reproducer (MLX and NumPy only) that
+    raises AssertionError while the bug is present, what it printed on the
+    newest release chosen, the releases where it reproduces (run through the
+    cached release environments), and the environment. A gradcheck entry is
+    run first to learn which transform combination fails, and where.
+    """
+    from mgradcheck.atomic import write_text
+    from mgradcheck.reports.outputs import check_writable_paths
+    from mgradcheck.run import stages
+    from mgradcheck.run.display import choose
+    from mgradcheck.sweep import upstream
+
+    (entry,) = stages.select(stages.load_corpus(corpus_paths), [entry_id])
+    check_writable_paths(output)
+    progress = choose(quiet)
+    versions = upstream.releases(entry, settings, version_range)
+    progress.start(f"{entry.id} on mlx {', '.join(map(str, versions))}")
+    try:
+        found = upstream.issue(entry, settings, versions, progress)
+    finally:
+        progress.stop()
+    text = upstream.render(found)
+    if output is not None:
+        write_text(output, text)
+    click.echo(text)
 
 
 @click.command(short_help="Draw a status badge (SVG, shields.io JSON) from reports.")

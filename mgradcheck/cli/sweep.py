@@ -83,14 +83,22 @@ def _dtypes(ctx: click.Context, param: click.Parameter, value: Sequence[str]) ->
 @click.option(
     "--seed", type=click.IntRange(0), default=0, show_default=True, help="Seed of every draw."
 )
-@click.option("--compile-dtypes", default="float32", show_default=True, metavar="D[,D...]",
-              help="Dtypes whose cases also compare eager with mx.compile (each graph costs a C++ build "
-              "the first time on the CPU); 'none' for none.")  # fmt: skip
+@click.option("--transform-dtypes", "--compile-dtypes", "transform_dtypes", default="float32",
+              show_default=True, metavar="D[,D...]",
+              help="Dtypes whose cases also run the transform checks (compile, vmap, views, specials, "
+              "shapeless, second order, checkpoint, custom_function; each compiled graph costs a C++ "
+              "build the first time on the CPU); the others run first order only. 'none' for none.")  # fmt: skip
 @click.option(
     "--no-shrink", is_flag=True, help="Emit each finding's simplest failing case as found."
 )
 @click.option(
     "--list", "list_only", is_flag=True, help="List the selected catalogue cases and exit."
+)
+@click.option(
+    "--coverage",
+    is_flag=True,
+    help="Also print the table of MLX's operations by transform: checked, unsupported by this "
+    "MLX (with its message) or not covered.",
 )
 @click.option("-q", "--quiet", is_flag=True, help="No progress display.")
 def sweep(
@@ -105,9 +113,10 @@ def sweep(
     jobs: int,
     points: int,
     seed: int,
-    compile_dtypes: str,
+    transform_dtypes: str,
     no_shrink: bool,
     list_only: bool,
+    coverage: bool,
     quiet: bool,
 ) -> None:
     """Gradcheck every operation of the catalogue, each case in a child, and report what disagrees.
@@ -128,7 +137,7 @@ def sweep(
 
     options = SweepOptions(
         patterns=patterns, dtypes=dtypes, budget=budget, jobs=jobs, points=points, seed=seed,
-        compile_dtypes=tuple(d for d in compile_dtypes.split(",") if d and d != "none"),
+        transform_dtypes=tuple(d for d in transform_dtypes.split(",") if d and d != "none"),
         shrink=not no_shrink, emit=emit_dir,
     )  # fmt: skip
     cases, tasks = plan(options)
@@ -146,11 +155,13 @@ def sweep(
     check_writable_paths(json_path)
     progress = choose(quiet)
     command, env = open_target(python, mlx_version, settings, progress)
-    note_kernel_build(command, env, bool(options.compile_dtypes))
-    report = run_sweep(command, env, options, progress)
+    note_kernel_build(command, env, bool(options.transform_dtypes))
+    report = run_sweep(command, env, options, progress, coverage=coverage)
     if json_path is not None:
         sweep_report.write_json(report, json_path)
     click.echo(sweep_report.render(report), err=on_stdout(json_path))
+    if report.coverage is not None:
+        click.echo(sweep_report.coverage_table(report), err=on_stdout(json_path))
     if report.interrupted is not None:
         say(f"interrupted by {report.interrupted}; the report holds what finished")
         sys.exit(report.interrupted.exit_code)

@@ -9,15 +9,25 @@ from pathlib import Path
 from typing import Any
 
 from mgradcheck.atomic import write_text
+from mgradcheck.clock import now
 from mgradcheck.corpus.dump import dump
 from mgradcheck.run.observation import Environment
 from mgradcheck.sweep.findings import Group
 from mgradcheck.sweep.shrink import Shrunk
 
-ISSUES = "https://github.com/ml-explore/mlx/issues"
+TOOL = "mgradcheck sweep"
 # A crash is memory unsafety: the same spec may read garbage instead of dying,
 # so its entry accepts a failed check too. Every other kind is a failed check.
 OUTCOME: dict[str, Any] = {"crash": ["crash", "fail"], "timeout": "timeout"}
+
+
+def title(group: Group, shrunk: Shrunk) -> str:
+    """The group's title, with the transform combination that shows it when one is known."""
+    found = group.matching(shrunk.result) or group.matching(group.representative())
+    if not found:
+        return group.title
+    paths = re.sub(r" \((result|output) \d+\)$", "", found[0]["paths"])
+    return f"{group.op}: {group.kind} in {paths}"
 
 
 def entry_id(group: Group) -> str:
@@ -53,11 +63,18 @@ def entry_data(group: Group, shrunk: Shrunk, env: Environment) -> dict[str, Any]
     if outcome == "fail":
         bug["match"] = re.escape(f"[{group.kind}]")
     spec: Mapping[str, Any] = shrunk.spec
+    found_by = {
+        "tool": TOOL,
+        "mlx": env.mlx,
+        "backend": env.backend,
+        "date": now()[:10],
+        "case": group.representative().task.case.id,
+    }
     return {
         "id": entry_id(group),
-        "title": f"sweep: {group.title}",
+        "title": f"sweep: {title(group, shrunk)}",
         "summary": _describe(group, shrunk, env),
-        "upstream": {"report": ISSUES},
+        "found_by": {k: v for k, v in found_by.items() if v is not None},
         "tags": ["sweep", group.results[0].task.case.family],
         "bug": bug,
         "timeout": 120,
@@ -69,7 +86,8 @@ def entry_data(group: Group, shrunk: Shrunk, env: Environment) -> dict[str, Any]
                 "note": "found by mgradcheck sweep",
             }
         ],
-        "notes": "Unreported: file it upstream and put the issue's link in upstream.report.",
+        "notes": "Unreported: check it by hand, file it upstream (mgradcheck report upstream "
+        f"{entry_id(group)}), then add the issue's link as upstream.report.",
         "gradcheck": dict(spec),
     }
 

@@ -58,6 +58,7 @@ class Task:
 
     @classmethod
     def of(cls, case: Case, dtype: str, **spec_options: Any) -> Task:
+        """The task of ``case`` at ``dtype``; options as :meth:`Case.spec` takes them."""
         return cls(case, dtype, case.spec(dtype, **spec_options))
 
     @property
@@ -74,6 +75,8 @@ class CaseResult:
     not_checked: list[str] = field(default_factory=list)
     message: str = ""
     note: str = ""
+    ran: dict[str, int] = field(default_factory=dict)  # check -> comparisons made
+    refused: dict[str, str] = field(default_factory=dict)  # check -> MLX's refusal
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -86,6 +89,8 @@ class CaseResult:
             "not_checked": self.not_checked,
             "message": self.message,
             "note": self.note,
+            "ran": self.ran,
+            "refused": self.refused,
             "spec": dict(self.task.spec),
         }
 
@@ -108,6 +113,8 @@ def from_line(task: Task, line: Mapping[str, Any]) -> CaseResult:
         list(data["findings"]),
         list(data["unsupported"]),
         list(data["not_checked"]),
+        ran=dict(data.get("ran", {})),
+        refused=dict(data.get("refused", {})),
     )
     if result.findings:
         result.status = Status.WRONG
@@ -121,9 +128,11 @@ def from_observation(task: Task, run: Observation) -> CaseResult:
     lines = run.stderr.strip().splitlines()
     tail = "\n".join(lines[-12:])
     crumbs = [line for line in lines if line.startswith("gradcheck: running ")]
-    during = f" while {crumbs[-1][len('gradcheck: ') :]}" if crumbs else ""
+    during = f" while {crumbs[-1][len('gradcheck: ') :].split(' | ')[0]}" if crumbs else ""
     if run.outcome is Outcome.CRASH:
-        return CaseResult(task, Status.CRASH, message=f"{run.reason}{during}\n{tail}".strip())
+        found = _last_path(lines, run.reason)
+        return CaseResult(task, Status.CRASH, [found] if found else [],
+                          message=f"{run.reason}{during}\n{tail}".strip())  # fmt: skip
     if run.outcome is Outcome.TIMEOUT:
         return CaseResult(task, Status.TIMEOUT, message=f"{run.reason}{during}")
     if run.outcome is Outcome.NOT_RUN:
@@ -147,6 +156,23 @@ class _Running(Silent):
 
     def item_finished(self, item: str) -> None:
         self.progress.item_finished(self.labels.get(item, item))
+
+
+def _last_path(lines: Sequence[str], reason: str) -> dict[str, Any] | None:
+    """The path a crashed child was in, from its last breadcrumbs, as a finding of kind crash."""
+    crumbs = [line for line in lines if line.startswith("gradcheck: running ")]
+    points = [line for line in lines if line.startswith("gradcheck: values ")]
+    if not crumbs or not points:
+        return None
+    head, _, data = crumbs[-1][len("gradcheck: running ") :].partition(" | ")
+    try:
+        path, point = json.loads(data), json.loads(points[-1][len("gradcheck: values ") :])
+    except ValueError:
+        return None  # a line cut short by the crash
+    what = head.split(" with (")[0]
+    return {"kind": "crash", "check": path["check"], "paths": f"{what} crashed", "traced": path["traced"],
+            "dtype": point["dtype"], "point": 0, "detail": reason, "inputs": "",
+            "repro": {"check": path["check"], **path["repro"]}, "values": point["values"]}  # fmt: skip
 
 
 def batch_entry(

@@ -12,7 +12,8 @@ from mgradcheck.sweep.execute import CaseResult, Status
 DTYPE_ORDER = ("float32", "float64", "float16", "bfloat16")
 # Which of several kinds seen on the same runs names the bug best.
 KIND_ORDER = ("crash", "timeout", "error", "wrong-value", "wrong-dtype", "wrong-shape")
-CHECK_ORDER = ("", "jvp", "vjp", "subsets", "compile", "hessian", "dtype")
+CHECK_ORDER = ("", "jvp", "vjp", "subsets", "compile", "hessian", "vmap", "views", "specials",
+               "shapeless", "checkpoint", "custom", "dtype")  # fmt: skip
 
 
 @dataclass
@@ -85,8 +86,8 @@ def group(results: Sequence[CaseResult]) -> list[Group]:
     groups: dict[tuple[str, str, str], Group] = {}
     for result in results:
         op = result.task.case.op
-        if result.status is Status.CRASH:
-            keys = [(op, "crash", "")]
+        if result.status is Status.CRASH:  # named by the path it died in, when known
+            keys = [(op, "crash", result.findings[0]["check"] if result.findings else "")]
         elif result.status is Status.TIMEOUT:
             keys = [(op, "timeout", "")]
         elif result.status is Status.WRONG:

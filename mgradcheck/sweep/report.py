@@ -6,8 +6,11 @@ from collections import defaultdict
 from pathlib import Path
 
 from mgradcheck.atomic import write_text
+from mgradcheck.child.gradcheck_spec import CHECKS
 from mgradcheck.reports import json_report
 from mgradcheck.run.display import printable
+from mgradcheck.sweep.catalogue.coverage import EXCLUDED
+from mgradcheck.sweep.coverage import CHECKED, FINDING, NOT_COVERED, UNSUPPORTED
 from mgradcheck.sweep.execute import Status
 from mgradcheck.sweep.run import SweepReport
 from mgradcheck.wording import count, plural
@@ -54,3 +57,49 @@ def render(report: SweepReport) -> str:
 
 def write_json(report: SweepReport, path: Path) -> None:
     write_text(path, json_report.dumps(report.to_json(), indent=1))
+
+
+MARKS = {CHECKED: "+", FINDING: "X", UNSUPPORTED: "u", NOT_COVERED: "."}
+SHORT = {"subsets": "subst", "compile": "comp", "hessian": "2nd", "shapeless": "shpls",
+         "specials": "spec", "checkpoint": "ckpt", "custom": "cust"}  # fmt: skip
+
+
+def coverage_table(report: SweepReport) -> str:
+    """The op x transform table, the accounting per namespace, and MLX's refusals."""
+    table = report.coverage
+    if table is None:
+        return ""
+    cov = table.coverage
+    lines = [
+        f"coverage of mlx {report.environment.mlx}: {len(cov.covered)} of "
+        f"{len(cov.differentiable)} differentiable operations ({100 * cov.share:.1f}%)",
+        "  namespace  covered  excluded  differentiable-left-out  not-accounted",
+    ]
+    for ns, (covered, excluded, left, missing) in cov.by_namespace().items():
+        lines.append(f"  {ns:<9}  {covered:>7}  {excluded:>8}  {left:>23}  {missing:>13}")
+    for name in cov.excluded:
+        if EXCLUDED[name].differentiable:
+            lines.append(f"  left out: {name}: {EXCLUDED[name].reason}")
+    for name in cov.missing:
+        lines.append(f"  NOT ACCOUNTED FOR: {name} (neither in the catalogue nor excluded)")
+    width = max((len(op) for op in table.cells), default=2)
+    lines.append("")
+    lines.append(f"  {'operation':<{width}}  " + " ".join(f"{SHORT.get(c, c):>5}" for c in CHECKS))
+    refusals: dict[str, list[str]] = defaultdict(list)
+    for op, row in table.cells.items():
+        marks = " ".join(f"{MARKS[row[c].status]:>5}" for c in CHECKS)
+        lines.append(f"  {op:<{width}}  {marks}")
+        for check, cell in row.items():
+            if cell.status == UNSUPPORTED:
+                refusals[cell.message.splitlines()[0][:160] if cell.message else ""].append(
+                    f"{op} {check}"
+                )
+    lines.append(
+        f"  {MARKS[CHECKED]} checked, {MARKS[FINDING]} finding, {MARKS[UNSUPPORTED]} unsupported "
+        f"by this MLX, {MARKS[NOT_COVERED]} not covered"
+    )
+    if refusals:
+        lines.append("  unsupported by this MLX, with its message:")
+        for message, where in sorted(refusals.items(), key=lambda kv: -len(kv[1])):
+            lines.append(f"    {message or '(no message)'}: {', '.join(where)}")
+    return printable("\n".join(lines))  # MLX's refusals are quoted

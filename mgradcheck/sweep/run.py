@@ -16,13 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from mgradcheck import __version__
-from mgradcheck.child.gradcheck_spec import CHECKS
+from mgradcheck.child.gradcheck_spec import FIRST_ORDER
 from mgradcheck.errors import Interrupted
 from mgradcheck.run.child_process import ChildCommand
 from mgradcheck.run.display import Progress, Silent
 from mgradcheck.run.observation import Environment
 from mgradcheck.sweep import emit
 from mgradcheck.sweep.catalogue import DTYPES, Case, catalogue, select, tasks
+from mgradcheck.sweep.coverage import Table, public_names, tabulate
 from mgradcheck.sweep.execute import CaseResult, Executor, Status, Task
 from mgradcheck.sweep.findings import Group, group
 from mgradcheck.sweep.shrink import Shrunk, shrink
@@ -42,9 +43,11 @@ class SweepOptions:
     batch_size: int = 6
     points: int = 2
     seed: int = 0
-    # mx.compile builds a C++ kernel per graph on the CPU (seconds each, cached per
-    # release): compare compiled and eager in these dtypes only.
-    compile_dtypes: tuple[str, ...] = ("float32",)
+    # The transform checks (compile, vmap, views, ...) compare paths whose bugs rarely
+    # depend on the dtype, and mx.compile builds a C++ kernel per graph on the CPU
+    # (seconds each, cached per release): run them in these dtypes only, and first
+    # order (jvp, vjp, finite differences, subsets, dtypes) in every dtype.
+    transform_dtypes: tuple[str, ...] = ("float32",)
     shrink: bool = True
     emit: Path | None = None
 
@@ -78,6 +81,7 @@ class SweepReport:
     seconds: float = 0.0
     budget: float = 0.0
     interrupted: Interrupted | None = None  # stopped by SIGINT/SIGTERM: the results are partial
+    coverage: Table | None = None  # with --coverage: MLX's operations by transform
 
     def counts(self) -> Counter[Status]:
         return Counter(r.status for r in self.results)
@@ -104,6 +108,7 @@ class SweepReport:
             "interrupted": self.interrupted is not None,
             "counts": {s.label: self.counts()[s] for s in Status},
             "findings": [f.to_json() for f in self.findings],
+            "coverage": self.coverage.to_json() if self.coverage is not None else None,
             "results": [r.to_json() for r in self.results],
         }
 
@@ -115,12 +120,10 @@ def plan(
     chosen = select(cases if cases is not None else catalogue(), options.patterns)
     planned = []
     for case, dtype in tasks(chosen, options.dtypes):
-        task = Task.of(case, dtype, seed=options.seed, points=options.points)
-        if dtype not in options.compile_dtypes:
-            spec = dict(task.spec)
-            spec["checks"] = [c for c in spec.get("checks", CHECKS) if c != "compile"]
-            task = Task(case, dtype, spec)
-        planned.append(task)
+        checks = None if dtype in options.transform_dtypes else FIRST_ORDER
+        planned.append(
+            Task.of(case, dtype, seed=options.seed, points=options.points, checks=checks)
+        )
     return chosen, planned
 
 
@@ -150,10 +153,12 @@ def sweep(
     options: SweepOptions,
     progress: Progress | None = None,
     cases: Sequence[Case] | None = None,
+    coverage: bool = False,
 ) -> SweepReport:
     started = time.monotonic()
     chosen, planned = plan(options, cases)
     progress = progress or Silent()
+    names = public_names(command, env) if coverage else None
     executor = Executor(
         command, env, jobs=options.jobs, batch_size=options.batch_size, progress=progress
     )
@@ -164,6 +169,8 @@ def sweep(
         progress.stop()
     report = SweepReport(env, len(chosen), results, budget=options.budget)
     report.interrupted = executor.interrupted
+    if names is not None:
+        report.coverage = tabulate(names, chosen, results)
     if report.interrupted is not None:
         report.seconds = time.monotonic() - started
         return report  # no shrinking or emitting: the user asked to stop

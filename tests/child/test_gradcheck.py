@@ -140,3 +140,58 @@ def test_the_declarative_form() -> None:
     run_declarative({**spec, "dtypes": ["bfloat16"], "checks": ["jvp", "vjp"], "points": 1}, scope)
     with pytest.raises(RuntimeError, match="checked nothing"):
         run_declarative({"fn": "lambda x: x > 0", "inputs": [{"shape": [2]}]}, scope)
+
+
+def with_vmap_rule(reverse_batch: bool) -> Any:
+    """a * b whose custom vmap rule can return the batch in the wrong order."""
+
+    @mx.custom_function
+    def f(a: Any, b: Any) -> Any:
+        return a * b
+
+    @f.vmap
+    def f_vmap(inputs: Any, axes: Any) -> Any:
+        a, b = (
+            x if ax in (0, None) else mx.moveaxis(x, ax, 0)
+            for x, ax in zip(inputs, axes, strict=True)
+        )
+        out = a * b
+        return (out[::-1] if reverse_batch else out), 0
+
+    return lambda a, b: f(a, b)
+
+
+def test_vmap_agrees_with_a_loop_and_a_wrong_batch_rule_is_caught() -> None:
+    right = check(with_vmap_rule(False), INPUTS, checks=["vmap"], points=1)
+    assert right.ok and right.ran["vmap"] >= 4, right.report()
+    wrong = check(with_vmap_rule(True), INPUTS, checks=["vmap"], points=1)
+    assert ("wrong-value", "vmap") in kinds(wrong)
+    finding = wrong.findings[0]
+    assert "vs a loop over slices (in_axes=" in finding.paths  # names the combination
+    assert finding.repro["path"] == "vmap" and len(finding.repro["slices"]) == 2
+
+
+def test_every_transform_passes_on_a_right_function() -> None:
+    transforms = ["vmap", "views", "specials", "shapeless", "checkpoint", "custom"]
+    result = check(lambda a, b: a * b, INPUTS, checks=transforms, points=1)
+    assert result.ok, result.report()
+    assert set(result.ran) >= set(transforms) and not result.refused
+
+
+def test_a_shape_written_into_the_function_is_caught_by_shapeless_replay() -> None:
+    result = check(lambda x: x * x.shape[0], [Arg((3,))], checks=["shapeless"], points=1)
+    assert kinds(result) == {("wrong-value", "shapeless")}
+    assert result.findings[0].repro["variant"] == "larger"
+
+
+def test_an_explicit_refusal_is_unsupported_not_a_finding() -> None:
+    @mx.custom_function
+    def f(x: Any, i: Any) -> Any:
+        return x * i
+
+    @f.vjp
+    def f_vjp(primals: Any, cotangent: Any, output: Any) -> Any:
+        raise ValueError("[gather] Cannot calculate VJP with respect to indices.")
+
+    result = check(lambda x: f(x, x), [Arg((2,))], checks=["jvp", "vjp"], points=1)
+    assert result.ok and "vjp" in result.refused and "indices" in result.refused["vjp"]

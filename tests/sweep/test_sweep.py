@@ -45,15 +45,18 @@ def test_catalogue_ids_are_unique_and_every_case_is_a_valid_entry(tmp_path: Path
     assert len(loader.load([tmp_path])) == len(cases)
 
 
-def test_plan_selects_by_pattern_and_compiles_only_in_compile_dtypes() -> None:
+def test_plan_selects_by_pattern_and_runs_transforms_only_in_transform_dtypes() -> None:
     chosen, tasks = plan(SweepOptions(patterns=("arctan2*",), dtypes=("float32", "float16")))
     assert [c.id for c in chosen] == ["arctan2", "arctan2-const-left", "arctan2-const-right"]
     assert len(tasks) == 6
     for task in tasks:
-        assert ("compile" in task.spec.get("checks", ["compile"])) == (task.dtype == "float32")
+        transforms = {"compile", "vmap", "views", "specials", "shapeless", "custom"}
+        assert transforms <= set(task.spec["checks"]) if task.dtype == "float32" else not transforms & set(task.spec["checks"])  # fmt: skip
     assert {c.family for c in select(catalogue(), ["conv"])} == {"conv"}
-    linalg_only_f32 = [t for t in plan(SweepOptions(patterns=("inv",)))[1]]
-    assert [t.dtype for t in linalg_only_f32] == ["float32"]
+    decompositions = plan(SweepOptions(patterns=("linalg.inv",)))[1]  # by an operation covered
+    assert {t.case.id for t in decompositions} == {"inv", "inv-cpu", "inv-batched"}
+    assert {t.dtype for t in decompositions} == {"float32"}
+    assert "shapeless" not in decompositions[0].spec["checks"]  # eye(3) is written into fn
 
 
 def test_findings_on_the_same_runs_are_one_group_named_by_the_best_kind() -> None:
@@ -95,6 +98,14 @@ def test_an_emitted_entry_validates_and_names_what_it_found(tmp_path: Path) -> N
     assert entry.gradcheck is not None and entry.gradcheck["fn"] == ATAN2.fn
     assert str(entry.evidence[0].mlx) == "0.30.0"  # quoted: not read back as the number 0.3
     assert entry.bug.match is not None and "jvp vs finite differences" in entry.summary
+    # A live bug has no upstream report yet: it is open, found by the sweep.
+    assert entry.upstream.report is None and entry.found_by is not None
+    assert (entry.found_by.tool, entry.found_by.mlx, entry.found_by.case) == (
+        "mgradcheck sweep",
+        "0.30.0",
+        "arctan2",
+    )
+    assert entry.title == "sweep: arctan2: wrong-value in jvp vs finite differences"
 
 
 SEGFAULT = Case("segfault", "segfault", "fixture", "lambda x: __import__('ctypes').string_at(0)",
@@ -112,7 +123,7 @@ def test_a_small_sweep_survives_a_crash_and_emits_entries_that_reproduce(tmp_pat
     divmod_case = next(c for c in catalogue() if c.id == "divmod-const")  # wrong on 0.32.4 too
     command, env = pipeline.prepare(sys.executable)
     options = SweepOptions(
-        dtypes=("float32",), compile_dtypes=(), budget=300, emit=tmp_path, points=1
+        dtypes=("float32",), transform_dtypes=(), budget=300, emit=tmp_path, points=1
     )
     report = sweep(command, env, options, cases=[SIN, SEGFAULT, divmod_case])
     status = {r.task.case.id: r for r in report.results}
@@ -169,7 +180,7 @@ def test_only_the_batches_running_are_shown_as_running() -> None:
 
     command, env = pipeline.prepare(sys.executable)
     progress = Peak()
-    options = SweepOptions(dtypes=("float32",), compile_dtypes=(), points=1)
+    options = SweepOptions(dtypes=("float32",), transform_dtypes=(), points=1)
     _, tasks = plan(options, [SIN, Case("cos", "cos", "unary", "lambda x: mx.cos(x)", (arr(3),))])
     results = Executor(command, env, jobs=1, batch_size=1, progress=progress).run(tasks)
     assert [r.status for r in results] == [Status.PASS, Status.PASS]

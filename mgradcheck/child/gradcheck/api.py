@@ -13,7 +13,7 @@ from mgradcheck.child.checks import CheckFailed
 from mgradcheck.child.gradcheck.arrays import Arg, as_arg, dtype_name
 from mgradcheck.child.gradcheck.point import NotChecked, Point, Run
 from mgradcheck.child.gradcheck.report import Result
-from mgradcheck.child.gradcheck_spec import CHECKS, FLOATS
+from mgradcheck.child.gradcheck_spec import CHECKS, DEFAULT_CHECKS, FLOATS
 
 REDRAWS = 4
 
@@ -32,7 +32,7 @@ def check(
     *,
     dtypes: Sequence[str] | None = None,
     seed: int = 0,
-    checks: Sequence[str] = CHECKS,
+    checks: Sequence[str] = DEFAULT_CHECKS,
     rtol: float | None = None,
     atol: float | None = None,
     points: int = 2,
@@ -126,7 +126,7 @@ def check_spec(spec: Mapping[str, Any], scope: Mapping[str, Any]) -> Result:
         [Arg.from_spec(s) for s in spec["inputs"]],
         dtypes=spec.get("dtypes"),
         seed=int(spec.get("seed", 0)),
-        checks=tuple(spec.get("checks", CHECKS)),
+        checks=tuple(spec.get("checks", DEFAULT_CHECKS)),
         rtol=spec.get("rtol"),
         atol=spec.get("atol"),
         points=int(spec.get("points", 2)),

@@ -41,3 +41,25 @@ def run_batch(specs: Sequence[Mapping[str, Any]], log_path: str, scope: Mapping[
                 line = {"error": f"{type(exc).__name__}: {exc}"[:2000]}
             log.write(json.dumps({"case": index, "event": "done", **line}) + "\n")
             log.flush()
+
+
+def public_callables() -> dict[str, list[str]]:
+    """The public functions of ``mlx.core`` and its ``linalg``, ``fft`` and ``fast`` modules."""
+    import inspect
+
+    import mlx.core as mx
+
+    names = {}
+    for ns, module in (("mx", mx), ("linalg", mx.linalg), ("fft", mx.fft), ("fast", mx.fast)):
+        names[ns] = sorted(
+            n for n in dir(module)
+            if not n.startswith("_") and callable(obj := getattr(module, n))
+            and not inspect.isclass(obj) and not inspect.ismodule(obj)
+        )  # fmt: skip
+    return names
+
+
+def write_public_callables(path: str) -> None:
+    """The child's entry point for ``sweep --coverage``: :func:`public_callables` as JSON."""
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(public_callables(), f)

@@ -95,3 +95,20 @@ def finite_differences(
         estimates.append(np.take_along_axis(c[1:], first[None], axis=0)[0])
         masks.append(good.any(axis=0))
     return FiniteDifferences(central, estimates, masks)
+
+
+def special_mismatch(obs: np.ndarray, ref: np.ndarray, rtol: float, atol: float) -> str | None:
+    """Like :func:`mismatch` over every element: NaN must meet NaN, an infinity the same one."""
+    if obs.shape != ref.shape:
+        return None  # reported by the shape check
+    finite = np.isfinite(ref)
+    with np.errstate(invalid="ignore"):
+        ok = np.where(finite, close(obs, ref, rtol, atol, rms(ref)), obs == ref)
+    ok |= np.isnan(obs) & np.isnan(ref)
+    if ok.all():
+        return None
+    where = tuple(int(i) for i in np.argwhere(~ok)[0]) if obs.ndim else ()
+    return (
+        f"observed {fmt(obs)}, expected {fmt(ref)} "
+        f"({int((~ok).sum())}/{ok.size} differ, first at {where}: {obs[where]:.7g} vs {ref[where]:.7g})"
+    )

@@ -11,6 +11,7 @@ paths are in :mod:`.transforms`.
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
@@ -27,6 +28,7 @@ from mgradcheck.child.gradcheck.numerics import (
     fmt,
     mismatch,
     rms,
+    special_mismatch,
 )
 from mgradcheck.child.gradcheck.report import Finding, Result
 from mgradcheck.child.gradcheck_spec import FLOATS, UNSUPPORTED
@@ -119,7 +121,13 @@ class Point:
         return partial_fn
 
     def finding(
-        self, kind: str, check: str, paths: str, subset: Sequence[int], detail: str
+        self,
+        kind: str,
+        check: str,
+        paths: str,
+        subset: Sequence[int],
+        detail: str,
+        repro: dict[str, Any] | None = None,
     ) -> None:
         self.found += 1
         names = self.run.names
@@ -137,15 +145,33 @@ class Point:
                 self.point,
                 detail,
                 inputs,
+                {"check": check, "traced": [names[i] for i in subset], **(repro or {})},
+                [v.tolist() for v in self.x64],
             )
         )
 
-    def attempt(self, what: str, subset: Sequence[int], call: Callable[[], Any]) -> Any:
-        """Run one derivative path; record an exception as unsupported or as a finding."""
-        if trace is not None:
+    def attempt(
+        self,
+        what: str,
+        subset: Sequence[int],
+        call: Callable[[], Any],
+        check: str | None = None,
+        repro: dict[str, Any] | None = None,
+        reference: bool = False,
+    ) -> Any:
+        """Run one derivative path; record an exception as MLX's refusal or as a finding.
+
+        A ``reference`` path (the eager side of a comparison made on unusual
+        inputs) that raises only returns None: without a reference there is
+        nothing to compare, and nothing to report.
+        """
+        check = check or ("jvp" if "jvp" in what else "vjp")
+        if trace is not None:  # what a crash's report will name: the path, and how to replay it
             names = ",".join(self.run.names[i] for i in subset)
+            crumb = json.dumps({"check": check, "traced": [self.run.names[i] for i in subset],
+                                "repro": repro or {}})  # fmt: skip
             print(
-                f"gradcheck: running {what} with ({names}) traced, {self.dtype}",
+                f"gradcheck: running {what} with ({names}) traced, {self.dtype} | {crumb}",
                 file=trace,
                 flush=True,
             )
@@ -155,13 +181,54 @@ class Point:
             return value
         except Exception as exc:  # noqa: BLE001 - any exception from MLX here is data
             text = f"{type(exc).__name__}: {exc}".strip()
+            if reference:
+                return None
             if UNSUPPORTED.search(text):
-                self.run.result.unsupported.append(f"{what} ({self.dtype}): {text[:300]}")
+                self.run.result.refuse(check, f"{what} ({self.dtype})", text)
             else:
-                self.finding(
-                    "error", "jvp" if "jvp" in what else "vjp", f"{what} raised", subset, text[:500]
-                )
+                self.finding("error", check, f"{what} raised", subset, text[:500], repro)
             return None
+
+    def agree(
+        self,
+        check: str,
+        paths: str,
+        subset: Sequence[int],
+        observed: Sequence[Any],
+        expected: Sequence[Any],
+        repro: dict[str, Any] | None = None,
+        specials: bool = False,
+    ) -> bool:
+        """Compare two lists of results (MLX or float64 NumPy): count, shape, dtype, values.
+
+        Non-finite expected elements are left out unless ``specials``, where NaN
+        must meet NaN and an infinity the same infinity. Says whether all agree.
+        """
+        self.run.result.compared(check)
+        before = self.found
+        if len(observed) != len(expected):
+            self.finding("wrong-shape", check, f"{paths}: number of results", subset,
+                         f"{len(observed)} vs {len(expected)}", repro)  # fmt: skip
+            return False
+        for k, (o, e) in enumerate(zip(observed, expected)):
+            what = f"{paths} (result {k})" if len(observed) > 1 else paths
+            obs = o if isinstance(o, np.ndarray) else to_numpy(o)
+            ref = e if isinstance(e, np.ndarray) else to_numpy(e)
+            if obs.shape != ref.shape:
+                self.finding("wrong-shape", check, what, subset,
+                             f"{list(obs.shape)} vs {list(ref.shape)}", repro)  # fmt: skip
+                continue
+            if isinstance(o, mx.array) and isinstance(e, mx.array) and o.dtype != e.dtype:
+                self.finding("wrong-dtype", check, what, subset,
+                             f"{dtype_name(o.dtype)} vs {dtype_name(e.dtype)}", repro)  # fmt: skip
+                continue
+            if specials:
+                bad = special_mismatch(obs, ref, self.rtol, self.atol)
+            else:
+                bad = mismatch(obs, [ref], np.isfinite(ref), self.rtol, self.atol)
+            if bad:
+                self.finding("wrong-value", check, what, subset, bad, repro)
+        return self.found == before
 
     def reference(self) -> Function64:
         """The function in float64 on the CPU (float32 where an op lacks float64)."""
@@ -188,18 +255,21 @@ class Point:
 
     # -- the checks ------------------------------------------------------
     def check(self) -> None:
-        from mgradcheck.child.gradcheck import transforms
+        from mgradcheck.child.gradcheck import transforms  # they build on this module
 
         run = self.run
         if not self.traced:
             raise NotChecked("no differentiable argument", retry=False)
+        if trace is not None:
+            values = json.dumps({"dtype": self.dtype, "values": [v.tolist() for v in self.x64]})
+            print(f"gradcheck: values {values}", file=trace, flush=True)
         try:
             outs = outputs(run.fn(*self.xs))
             mx.eval(outs)
         except Exception as exc:
             if UNSUPPORTED.search(str(exc)):
-                run.result.unsupported.append(
-                    f"primal ({self.dtype}): {type(exc).__name__}: {exc}"[:300]
+                run.result.refuse(
+                    "primal", f"primal ({self.dtype})", f"{type(exc).__name__}: {exc}"
                 )
                 raise NotChecked("the primal is not supported", retry=False) from None
             raise
@@ -233,13 +303,13 @@ class Point:
             raise NotChecked(
                 "no output element is smooth along the direction drawn (a kink or a jump)"
             )
-        # Once first order disagrees, the compiled and second-order paths only echo
-        # it (and on some releases they crash where eager merely gave a wrong number).
+        # Once first order disagrees, the transformed paths only echo it (and on
+        # some releases they crash where eager merely gave a wrong number).
+        # They compare paths, not points: the first point checked is enough.
         full = tuple(self.traced)
-        if "compile" in run.checks and not self.found:
-            transforms.compiled(self, full)
-        if "hessian" in run.checks and len(self.floats) == len(outs) and not self.found:
-            transforms.second_order(self, full)
+        for name, path in transforms.paths() if not run.result.checked else ():
+            if name in run.checks and not self.found:
+                path(self, full)
 
     def first_order(self, subset: tuple[int, ...], reference: Function64) -> bool:
         """jvp, vjp and finite differences with ``subset`` traced; False when nothing was comparable."""
@@ -271,7 +341,11 @@ class Point:
         jvp_fits, vjp_fits = self.shapes(jvp, vjp, subset)
         jvp_values = [to_numpy(t) for t in jvp] if jvp_fits else None
         vjp_values = [to_numpy(c) for c in vjp] if vjp_fits else None
+        tally = run.result.compared
+        if jvp is not None or vjp is not None:
+            tally("dtype")
         if jvp_values is not None and "jvp" in run.checks:
+            tally("jvp")
             for k in self.floats:
                 bad = mismatch(jvp_values[k], fd.steps[k], fd.mask[k], self.rtol, self.atol)
                 if bad:
@@ -279,6 +353,7 @@ class Point:
                         "wrong-value", "jvp", f"jvp vs finite differences (output {k})", subset, bad
                     )
         if vjp_values is not None and "vjp" in run.checks:
+            tally("vjp")
             cotangents64 = [to_numpy(c) for c in masked]
             left = [(v * tangents64[i]) for v, i in zip(vjp_values, subset)]
             for other, paths in ((fd.estimate, "finite differences"), (jvp_values, "jvp")):
@@ -287,6 +362,7 @@ class Point:
                 right = [cotangents64[k] * other[k] for k in self.floats]
                 self.inner(left, right, f"vjp vs {paths} (<J^T c, t> vs <c, J t>)", subset)
         if "subsets" in run.checks and subset != tuple(self.traced):
+            tally("subsets")
             self.against_all_traced(subset, tangents, masked, jvp_values, vjp_values)
         return True
 

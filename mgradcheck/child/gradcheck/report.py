@@ -8,7 +8,13 @@ from typing import Any
 
 @dataclass
 class Finding:
-    """One disagreement between two ways of computing the same thing."""
+    """One disagreement between two ways of computing the same thing.
+
+    ``repro`` says, as plain data, which transform combination showed it (the
+    path, the traced arguments, vmap's axes, the view or special value...), and
+    ``values`` holds the exact inputs of the point, so that a standalone script
+    can replay it without gradcheck.
+    """
 
     kind: str  # wrong-value, wrong-dtype, wrong-shape, error
     check: str  # one of CHECKS
@@ -18,6 +24,8 @@ class Finding:
     point: int
     detail: str
     inputs: str
+    repro: dict[str, Any] = field(default_factory=dict)
+    values: list[Any] = field(default_factory=list)
 
     def line(self) -> str:
         traced = ", ".join(self.traced)
@@ -37,10 +45,20 @@ class Result:
     unsupported: list[str] = field(default_factory=list)
     not_checked: list[str] = field(default_factory=list)
     checked: int = 0  # points where at least one comparison was made
+    ran: dict[str, int] = field(default_factory=dict)  # check -> comparisons made
+    refused: dict[str, str] = field(default_factory=dict)  # check -> MLX's first refusal
 
     @property
     def ok(self) -> bool:
         return not self.findings
+
+    def compared(self, check: str, n: int = 1) -> None:
+        self.ran[check] = self.ran.get(check, 0) + n
+
+    def refuse(self, check: str, what: str, message: str) -> None:
+        """Record one of MLX's refusals (not implemented, use stop_gradient...) for ``check``."""
+        self.unsupported.append(f"{what}: {message}"[:300])
+        self.refused.setdefault(check, message[:300])
 
     def report(self, limit: int = 8) -> str:
         head = f"gradcheck of {self.fn} (seed {self.seed}): "

@@ -35,31 +35,22 @@ def compiled(point: Point, full: tuple[int, ...]) -> None:
 
     paths: list[tuple[str, Callable[..., Any]]] = [("primal", fn), ("jvp", jvp), ("vjp", vjp)]
     for what, f in paths:
-        eager = point.attempt(f"{what} eager", full, partial(f, *primals))
-        built = point.attempt(f"{what} compiled", full, partial(mx.compile(f), *primals))
+        repro = {"path": what}
+        eager = point.attempt(f"{what} eager", full, partial(f, *primals), "compile", repro)
+        built = point.attempt(
+            f"{what} compiled", full, partial(mx.compile(f), *primals), "compile", repro
+        )
         if eager is None or built is None:
             continue
-        for k, (e, c) in enumerate(zip(eager, built)):
-            if what != "vjp" and k not in point.floats:
-                continue
-            ref, obs = to_numpy(e), to_numpy(c)
-            if obs.shape != ref.shape:
-                point.finding("wrong-shape", "compile", f"compiled {what} vs eager {what}", full,
-                              f"{list(obs.shape)} vs {list(ref.shape)}")  # fmt: skip
-                continue
-            bad = mismatch(obs, [ref], np.isfinite(ref), point.rtol, point.atol)
-            if bad:
-                point.finding(
-                    "wrong-value",
-                    "compile",
-                    f"compiled {what} vs eager {what} (result {k})",
-                    full,
-                    bad,
-                )
+        keep = range(len(eager)) if what == "vjp" else point.floats
+        point.agree("compile", f"compiled {what} vs eager {what}", full,
+                    [built[k] for k in keep], [eager[k] for k in keep], repro)  # fmt: skip
 
 
 def second_order(point: Point, full: tuple[int, ...]) -> None:
     """jvp of grad and grad of <grad, t> against finite differences of the gradient."""
+    if len(point.floats) != len(point.outs):
+        return  # an integer output has no gradient to weigh
     argnums = list(range(len(full)))
     tangents = [point.tangent(i) for i in full]
     primals = [point.xs[i] for i in full]
@@ -78,7 +69,9 @@ def second_order(point: Point, full: tuple[int, ...]) -> None:
 
     accumulate = mx.float64 if point.dtype == "float64" else mx.float32
     grad = grad_of(point.xs, accumulate)
-    jvp_of_grad = point.attempt("jvp of grad", full, lambda: mx.jvp(grad, primals, tangents)[1])
+    jvp_of_grad = point.attempt(
+        "jvp of grad", full, lambda: mx.jvp(grad, primals, tangents)[1], "hessian"
+    )
 
     def along_tangent(*a: Any) -> Any:  # <grad(a), t>
         terms = [
@@ -90,6 +83,7 @@ def second_order(point: Point, full: tuple[int, ...]) -> None:
         "grad of <grad, t>",
         full,
         lambda: outputs(mx.grad(along_tangent, argnums=argnums)(*primals)),
+        "hessian",
     )
     if jvp_of_grad is None or grad_of_inner is None:
         return
@@ -110,6 +104,7 @@ def second_order(point: Point, full: tuple[int, ...]) -> None:
     except Exception:  # noqa: BLE001 - no float64 gradient: compare jvp and vjp only
         fd = None
     rtol = 2 * point.rtol
+    point.run.result.compared("hessian")
     for j, i in enumerate(full):
         forward, reverse = to_numpy(jvp_of_grad[j]), to_numpy(grad_of_inner[j])
         name = point.run.names[i]
@@ -122,9 +117,31 @@ def second_order(point: Point, full: tuple[int, ...]) -> None:
                     f"jvp of grad vs finite differences of grad ({name})",
                     full,
                     bad,
+                    {"path": "jvp of grad", "argument": name},
                 )
         bad = mismatch(reverse, [forward], np.isfinite(forward), rtol, point.atol)
         if bad:
             point.finding(
-                "wrong-value", "hessian", f"grad of <grad, t> vs jvp of grad ({name})", full, bad
+                "wrong-value",
+                "hessian",
+                f"grad of <grad, t> vs jvp of grad ({name})",
+                full,
+                bad,
+                {"path": "grad of <grad, t>", "argument": name},
             )
+
+
+def paths() -> list[tuple[str, Callable[[Point, tuple[int, ...]], None]]]:
+    """Every transformed path after first order, by the check that asks for it, in order."""
+    from mgradcheck.child.gradcheck import layouts, vmapped, wrappers
+
+    return [
+        ("compile", compiled),
+        ("hessian", second_order),
+        ("vmap", vmapped.check),
+        ("views", layouts.views),
+        ("specials", layouts.specials),
+        ("shapeless", layouts.shapeless),
+        ("checkpoint", wrappers.checkpoint),
+        ("custom", wrappers.custom),
+    ]

@@ -1,0 +1,271 @@
+"""``mx.compile`` of one :class:`~.point.Point` on unusual inputs, against eager.
+
+- ``views``: the arguments as views (transposed, reversed with negative
+  strides, stepped slices, broadcasts with zero strides), compiled and eager,
+  against eager on contiguous copies of the same values. One compiled function
+  is traced on contiguous inputs and then called with each layout, as a user's
+  would be.
+- ``specials``: each floating argument in turn replaced by a captured constant
+  of every special value (NaN, +inf, -inf, -0.0; a scalar where the function
+  accepts one, since size-1 constants are written into the kernel's source),
+  and passed as an input holding those values among ordinary ones: compiled
+  against eager, NaN for NaN and infinity for infinity.
+- ``shapeless``: ``mx.compile(..., shapeless=True)`` traced at the point's
+  shapes and called with larger shapes, size-1 axes, a broadcast operand
+  (forward only) and one more leading axis, against eager at those shapes. An
+  output that keeps its traced shape is a graph conditional on the input
+  shapes, which MLX documents shapeless compilation does not follow: it is
+  listed as unsupported, never a finding; values, crashes and errors are.
+
+Each compares the function's values and its vjp.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from functools import partial
+from typing import Any
+
+import mlx.core as mx
+import numpy as np
+
+from mgradcheck.child.gradcheck.arrays import dtype_name, outputs, to_mlx, to_numpy
+from mgradcheck.child.gradcheck.point import Point
+from mgradcheck.child.gradcheck_spec import FLOATS
+
+LAYOUTS = ("transposed", "reversed", "stepped", "broadcast")
+SPECIALS = (("nan", float("nan")), ("inf", float("inf")), ("-inf", float("-inf")), ("-0.0", -0.0))
+SPECIAL_ARGUMENTS = 2  # the first floating arguments given special values
+
+
+def _all_args(point: Point) -> Callable[..., list[Any]]:
+    def f(*a: Any) -> list[Any]:
+        return outputs(point.run.fn(*a))
+
+    return f
+
+
+def _vjp_of(point: Point, full: tuple[int, ...], n: int) -> Callable[..., list[Any]]:
+    """The vjp of the function by the ``full`` arguments, cotangents as trailing arguments."""
+
+    def f(*a: Any) -> list[Any]:
+        args, cots = list(a[:n]), list(a[n:])
+        return list(mx.vjp(point.fn_of(full, args), [args[i] for i in full], cots)[1])
+
+    return f
+
+
+def _cotangents(point: Point, outs: Sequence[Any]) -> list[Any]:
+    return [
+        to_mlx(point.rng.standard_normal(o.shape), dtype_name(o.dtype))
+        if dtype_name(o.dtype) in FLOATS
+        else mx.zeros(o.shape, o.dtype)
+        for o in outs
+    ]
+
+
+def _floats(point: Point) -> list[int]:
+    return [i for i, dt in enumerate(point.dts) if dt in FLOATS]
+
+
+# -- views ----------------------------------------------------------------
+def _view(v: np.ndarray, dt: str, layout: str) -> tuple[np.ndarray, Any] | None:
+    """(the values, an MLX view holding them), or None when the rank does not allow it."""
+    if layout == "transposed" and v.ndim >= 2:
+        base = to_mlx(np.ascontiguousarray(np.swapaxes(v, -1, -2)), dt)
+        return v, mx.swapaxes(base, -1, -2)
+    if layout == "reversed" and v.ndim >= 1:
+        return v, to_mlx(np.ascontiguousarray(v[::-1]), dt)[::-1]
+    if layout == "stepped" and v.ndim >= 1:
+        return v, to_mlx(np.repeat(v, 2, axis=0), dt)[::2]
+    if layout == "broadcast" and v.ndim >= 1 and v.shape[0] > 1:
+        values = np.ascontiguousarray(np.broadcast_to(v[:1], v.shape))
+        return values, mx.broadcast_to(to_mlx(v[:1], dt), v.shape)
+    return None
+
+
+def _against(
+    point: Point,
+    check: str,
+    full: tuple[int, ...],
+    paths: str,
+    reference: Callable[[], Any],
+    candidate: Callable[[], Any],
+    repro: dict[str, Any],
+    specials: bool = False,
+) -> bool:
+    """Run ``candidate`` and compare it with ``reference`` (whose failure means: nothing to
+    compare); False when the reference could not run."""
+    ref = point.attempt(f"{paths}: reference", full, reference, check, repro, reference=True)
+    if ref is None:
+        return False
+    got = point.attempt(paths, full, candidate, check, repro)
+    if got is not None:
+        point.agree(check, paths, full, got, ref, repro, specials)
+    return True
+
+
+def views(point: Point, full: tuple[int, ...]) -> None:
+    f, n = _all_args(point), len(point.xs)
+    vjp = _vjp_of(point, full, n)
+    cf, cv = mx.compile(f), mx.compile(vjp)
+    cots = point.cotangents
+    # Trace both on contiguous arguments first, as a caller's first call would.
+    first = point.attempt("compiled on contiguous arguments", full, partial(cf, *point.xs), "views")
+    if first is None:
+        return
+    point.attempt("compiled vjp on contiguous arguments", full, partial(cv, *point.xs, *cots), "views")  # fmt: skip
+    for layout in LAYOUTS:
+        made = {i: _view(point.x64[i], point.dts[i], layout) for i in _floats(point)}
+        views = {i: m for i, m in made.items() if m is not None}
+        if not views:
+            continue
+        plain = [to_mlx(views[i][0], point.dts[i]) if i in views else x for i, x in enumerate(point.xs)]  # fmt: skip
+        viewed = [views[i][1] if i in views else x for i, x in enumerate(point.xs)]
+        for what, g, compiled, extra in (("primal", f, cf, []), ("vjp", vjp, cv, cots)):
+            for how, h in (("eager", g), ("compiled", compiled)):
+                repro = {"layout": layout, "path": what, "viewed": sorted(views), "compiled": how == "compiled"}  # fmt: skip
+                paths = f"{how} {what} on {layout} views vs eager on contiguous copies"
+                if not _against(point, "views", full, paths, partial(g, *plain, *extra), partial(h, *viewed, *extra), repro):  # fmt: skip
+                    break
+            if point.found:
+                return
+
+
+# -- special values -------------------------------------------------------
+def _with_specials(v: np.ndarray) -> np.ndarray:
+    """``v`` with NaN, +inf, -inf and -0.0 in turn in its first elements (every fifth one)."""
+    out = np.array(v, dtype=np.float64)
+    flat = out.reshape(-1)
+    for j in range(0, flat.size, 5):
+        flat[j : j + 4] = [s for _, s in SPECIALS][: min(4, flat.size - j)]
+    return out
+
+
+def _captured(
+    point: Point, i: int, value: float
+) -> tuple[Callable[..., list[Any]], tuple[int, ...], tuple[int, ...]] | None:
+    """The function with argument ``i`` a captured constant ``value`` (a scalar where it takes
+    one, else filled to its shape) as a function of the other traced arguments, and that shape."""
+    others = tuple(j for j in point.traced if j != i)
+    for shape in ((), point.x64[i].shape):
+        base = list(point.xs)
+        base[i] = to_mlx(np.full(shape, value), point.dts[i])
+        g = point.fn_of(others, base)
+        try:
+            mx.eval(g(*[point.xs[j] for j in others]))
+        except Exception:  # noqa: BLE001 - the function takes no such argument here
+            continue
+        return g, others, shape
+    return None
+
+
+def specials(point: Point, full: tuple[int, ...]) -> None:
+    for i in _floats(point)[:SPECIAL_ARGUMENTS]:
+        name = point.run.names[i]
+        for special, value in SPECIALS:
+            captured = _captured(point, i, value)
+            if captured is not None:
+                g, others, shape = captured
+                repro = {"argument": name, "special": special, "constant": True, "shape": list(shape)}  # fmt: skip
+                _compare_special(point, full, g, others, f"{name}={special} captured", repro)
+            if point.found:
+                return
+        planted = list(point.xs)
+        planted[i] = to_mlx(_with_specials(point.x64[i]), point.dts[i])
+        repro = {"argument": name, "special": "mixed", "constant": False}
+        g = point.fn_of(full, planted)
+        _compare_special(point, full, g, full, f"{name} holding special values as input", repro, planted)  # fmt: skip
+        if point.found:
+            return
+
+
+def _compare_special(
+    point: Point,
+    full: tuple[int, ...],
+    g: Callable[..., list[Any]],
+    traced: tuple[int, ...],
+    label: str,
+    repro: dict[str, Any],
+    base: Sequence[Any] | None = None,
+) -> None:
+    primals = [(base or point.xs)[j] for j in traced]
+    paths = f"compiled vs eager, {label}"
+    if not _against(point, "specials", full, paths, partial(g, *primals), partial(mx.compile(g), *primals), {**repro, "path": "primal"}, specials=True):  # fmt: skip
+        return
+    if not traced or point.found:
+        return
+    outs = g(*primals)
+    cots = [mx.ones(o.shape, o.dtype) if dtype_name(o.dtype) in FLOATS else mx.zeros(o.shape, o.dtype) for o in outs]  # fmt: skip
+
+    def vjp(*a: Any) -> list[Any]:
+        return list(mx.vjp(g, list(a), cots)[1])
+
+    paths = f"compiled vjp vs eager vjp, {label}"
+    _against(point, "specials", full, paths, partial(vjp, *primals), partial(mx.compile(vjp), *primals), {**repro, "path": "vjp"}, specials=True)  # fmt: skip
+
+
+# -- shapeless --------------------------------------------------------------
+def _shapes(point: Point) -> list[tuple[str, dict[int, tuple[int, ...]]]]:
+    """Other shapes for the drawn floating arguments: (name, argument -> shape)."""
+    drawn = [i for i in _floats(point) if point.run.args[i].value is None]
+    if not drawn:
+        return []
+    shape = {i: tuple(point.x64[i].shape) for i in drawn}
+    out = [("larger", {i: tuple(d + 1 if d > 1 else d for d in s) for i, s in shape.items()})]
+    if all(point.dts[i] in FLOATS for i in range(len(point.xs))):  # indices stay in range
+        out.append(("size-1 axes", {i: tuple(1 for _ in s) for i, s in shape.items()}))
+    if len(drawn) > 1 and shape[drawn[-1]]:
+        s = shape[drawn[-1]]
+        out.append(("broadcast operand", {drawn[-1]: (1, *s[1:])}))
+    out.append(("one more axis", {i: (2, *s) for i, s in shape.items()}))
+    return [(name, new) for name, new in out if any(new[i] != shape.get(i) for i in new)]
+
+
+def _fixed_shape(point: Point, name: str, got: Sequence[Any], eager: Sequence[Any]) -> bool:
+    """Whether a shape was written into the graph when it was traced: MLX documents that a
+    shapeless graph conditional on its input shapes does not follow them, so it is no bug."""
+    if [tuple(g.shape) for g in got] == [tuple(e.shape) for e in eager]:
+        return False
+    point.run.result.refuse(
+        "shapeless",
+        f"shapeless compiled at {name} ({point.dtype})",
+        f"an output keeps its traced shape ({[list(g.shape) for g in got]} vs eager "
+        f"{[list(e.shape) for e in eager]}): the graph depends on the input shapes",
+    )
+    return True
+
+
+def shapeless(point: Point, full: tuple[int, ...]) -> None:
+    f, n = _all_args(point), len(point.xs)
+    vjp = _vjp_of(point, full, n)
+    sf, sv = mx.compile(f, shapeless=True), mx.compile(vjp, shapeless=True)
+    if point.attempt("shapeless compile", full, partial(sf, *point.xs), "shapeless") is None:
+        return
+    point.attempt("shapeless compiled vjp", full, partial(sv, *point.xs, *point.cotangents), "shapeless")  # fmt: skip
+    names = point.run.names
+    for variant, new in _shapes(point):
+        xs = list(point.xs)
+        for i, shape in new.items():
+            xs[i] = to_mlx(replace(point.run.args[i], shape=shape).draw(point.dts[i], point.rng), point.dts[i])  # fmt: skip
+        repro = {"variant": variant, "shapes": {names[i]: list(s) for i, s in new.items()},
+                 "traced_at": {names[i]: list(point.x64[i].shape) for i in new},
+                 "values_at": {names[i]: to_numpy(xs[i]).tolist() for i in new}}  # fmt: skip
+        eager = point.attempt(f"eager at {variant}", full, partial(f, *xs), "shapeless", repro, reference=True)  # fmt: skip
+        if eager is None:
+            continue  # the function does not take these shapes
+        paths: list[tuple[str, str, Callable[..., Any], Callable[..., Any], list[Any]]] = [
+            ("primal", f"shapeless compiled vs eager at {variant}", f, sf, [])
+        ]
+        if (
+            variant != "broadcast operand"
+        ):  # its vjp reduces over the broadcast: a graph conditional on the shapes
+            paths.append(("vjp", f"shapeless compiled vjp vs eager vjp at {variant}", vjp, sv, _cotangents(point, eager)))  # fmt: skip
+        for what, label, g, compiled, extra in paths:
+            ref = point.attempt(f"eager {what} at {variant}", full, partial(g, *xs, *extra), "shapeless", repro, reference=True)  # fmt: skip
+            got = point.attempt(label, full, partial(compiled, *xs, *extra), "shapeless", {**repro, "path": what})  # fmt: skip
+            if ref is not None and got is not None and not _fixed_shape(point, variant, got, ref):
+                point.agree("shapeless", label, full, got, ref, {**repro, "path": what})
+            if point.found:
+                return

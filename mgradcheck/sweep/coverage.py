@@ -1,0 +1,127 @@
+"""``sweep --coverage``: MLX's operations by transform, from the target MLX and the sweep's results.
+
+The target interpreter lists its own public callables (one small child), so
+the table describes the release swept, not the one mgradcheck runs under.
+Each covered operation gets, per check: *checked* (a case calling it made
+that comparison), *finding* (and disagreed), *unsupported* (MLX refused it,
+with MLX's message), or *not covered* (no case ran that check on it).
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mgradcheck.child.gradcheck_spec import CHECKS
+from mgradcheck.corpus.entry import Bug, Entry, Upstream
+from mgradcheck.errors import HarnessError
+from mgradcheck.outcomes import Outcome
+from mgradcheck.run.child_process import ChildCommand
+from mgradcheck.run.display import Silent
+from mgradcheck.run.observation import Environment
+from mgradcheck.run.runner import Runner, RunOptions
+from mgradcheck.sweep.catalogue import Case
+from mgradcheck.sweep.catalogue.coverage import EXCLUDED, Coverage, account, public
+from mgradcheck.sweep.execute import CaseResult, Status
+
+CHECKED, FINDING, UNSUPPORTED, NOT_COVERED = "checked", "finding", "unsupported", "not covered"
+
+
+def public_names(command: ChildCommand, env: Environment) -> list[str]:
+    """The target MLX's public callables, qualified (``mx.sin``, ``linalg.inv``)."""
+    with tempfile.TemporaryDirectory(prefix="mgradcheck-api-") as scratch:
+        path = Path(scratch) / "names.json"
+        entry = Entry(
+            id="sweep-public-callables",
+            title="the public callables of the target MLX",
+            summary="listed for mgradcheck sweep --coverage",
+            upstream=Upstream(None),
+            bug=Bug((Outcome.FAIL,), affects=()),
+            path="<sweep>",
+            line=0,
+            timeout=120,
+            code=(
+                "from mgradcheck.child.gradcheck.entry import write_public_callables\n"
+                f"write_public_callables({str(path)!r})\n"
+            ),
+        )
+        outcome = Runner(command, env, RunOptions(), Silent()).run([entry])
+        try:
+            names = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            reason = outcome.results[0].runs[0].reason if outcome.results else "not run"
+            raise HarnessError(f"could not list the target MLX's operations ({reason})") from None
+    return public(names)
+
+
+@dataclass
+class Cell:
+    status: str = NOT_COVERED
+    message: str = ""  # MLX's refusal, for unsupported
+
+
+@dataclass
+class Table:
+    """The op x check table, and how the target MLX's callables are accounted for."""
+
+    coverage: Coverage
+    cells: dict[str, dict[str, Cell]] = field(default_factory=dict)  # op -> check -> cell
+
+    def to_json(self) -> dict[str, Any]:
+        spaces = self.coverage.by_namespace()
+        return {
+            "share": round(self.coverage.share, 4),
+            "namespaces": {
+                ns: dict(
+                    zip(
+                        ("covered", "excluded", "differentiable_left_out", "missing"),
+                        counts,
+                        strict=True,
+                    )
+                )
+                for ns, counts in spaces.items()
+            },
+            "excluded": {n: EXCLUDED[n].reason for n in self.coverage.excluded},
+            "missing": list(self.coverage.missing),
+            "ops": {
+                op: {
+                    c: {
+                        "status": cell.status,
+                        **({"message": cell.message} if cell.message else {}),
+                    }
+                    for c, cell in row.items()
+                }
+                for op, row in self.cells.items()
+            },
+        }
+
+
+def tabulate(names: Sequence[str], cases: Sequence[Case], results: Sequence[CaseResult]) -> Table:
+    """The table of the covered operations among ``names``, from the sweep's results."""
+    table = Table(account(names, cases))
+    table.cells = {op: {c: Cell() for c in CHECKS} for op in table.coverage.covered}
+    for result in results:
+        if result.status is Status.NOT_RUN:
+            continue
+        ran = result.ran
+        found = {f["check"] for f in result.findings}
+        for op in result.task.case.covers:
+            row = table.cells.get(op)
+            if row is None:
+                continue
+            for check in CHECKS:
+                cell = row[check]
+                if check in found:
+                    cell.status, cell.message = FINDING, ""
+                elif ran.get(check) and cell.status != FINDING:
+                    cell.status, cell.message = CHECKED, ""
+                elif cell.status == NOT_COVERED and check in result.task.spec.get("checks", ()):
+                    refusal = result.refused.get(check) or result.refused.get("primal")
+                    if refusal or result.status is Status.UNSUPPORTED:
+                        cell.status = UNSUPPORTED
+                        cell.message = refusal or result.message
+    return table
