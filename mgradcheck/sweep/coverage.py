@@ -100,10 +100,17 @@ class Table:
         }
 
 
-def tabulate(names: Sequence[str], cases: Sequence[Case], results: Sequence[CaseResult]) -> Table:
-    """The table of the covered operations among ``names``, from the sweep's results."""
-    table = Table(account(names, cases))
-    table.cells = {op: {c: Cell() for c in CHECKS} for op in table.coverage.covered}
+def tabulate(
+    names: Sequence[str],
+    cases: Sequence[Case],
+    results: Sequence[CaseResult],
+    catalogue: Sequence[Case] | None = None,
+) -> Table:
+    """The table of the operations among ``names`` that ``cases`` cover, from their results;
+    the accounting is that of the whole ``catalogue`` (default: ``cases``)."""
+    table = Table(account(names, catalogue if catalogue is not None else cases))
+    run = {op for case in cases for op in case.covers}
+    table.cells = {op: {c: Cell() for c in CHECKS} for op in table.coverage.covered if op in run}
     for result in results:
         if result.status is Status.NOT_RUN:
             continue

@@ -170,7 +170,7 @@ def sweep(
     report = SweepReport(env, len(chosen), results, budget=options.budget)
     report.interrupted = executor.interrupted
     if names is not None:
-        report.coverage = tabulate(names, chosen, results)
+        report.coverage = tabulate(names, chosen, results, catalogue())
     if report.interrupted is not None:
         report.seconds = time.monotonic() - started
         return report  # no shrinking or emitting: the user asked to stop

@@ -197,22 +197,25 @@ class Script:
             "    assert (cotangent.dtype, cotangent.shape) == (x.dtype, x.shape), 'cotangent differs from its argument'",
         ])  # fmt: skip
 
-    def _path(self, path: str) -> str:
-        """``path``: the primal, jvp or vjp of g as a function of the traced arguments."""
+    def _path(self, path: str) -> tuple[str, str]:
+        """``path`` (the primal, jvp or vjp of g) as a function, and the arguments to call it
+        with: tangents and cotangents are passed in, as the sweep compiled them."""
+        args = self.traced_args
         if path == "jvp":
-            return "\n".join([self.tangents(), f"def path({self.traced_args}):",
-                              f"    return listed(mx.jvp(g, [{self.traced_args}], t)[1])"])  # fmt: skip
+            return "\n".join([self.tangents(), f"def path({args}, *t):",
+                               f"    return listed(mx.jvp(g, [{args}], list(t))[1])"]), f"{args}, *t"  # fmt: skip
         if path == "vjp":
-            return "\n".join([self.cotangents(f"g({self.traced_args})"), f"def path({self.traced_args}):",
-                              f"    return listed(mx.vjp(g, [{self.traced_args}], c)[1])"])  # fmt: skip
-        return "path = g"
+            return "\n".join([self.cotangents(f"g({args})"), f"def path({args}, *c):",
+                               f"    return listed(mx.vjp(g, [{args}], list(c))[1])"]), f"{args}, *c"  # fmt: skip
+        return "path = g", args
 
     def _compile(self) -> str:
         path = str(self.repro.get("path", "primal"))
+        definition, call = self._path(path)
         return "\n".join([
-            self.g(), self._path(path),
-            f"expected = path({self.traced_args})  # eager",
-            f"observed = must_not_raise('mx.compile', lambda: mx.compile(path)({self.traced_args}))",
+            self.g(), definition,
+            f"expected = path({call})  # eager",
+            f"observed = must_not_raise('mx.compile', lambda: mx.compile(path)({call}))",
             self.check_line(f"compiled {path} vs eager {path}"),
         ])  # fmt: skip
 

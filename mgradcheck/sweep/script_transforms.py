@@ -161,17 +161,19 @@ class TransformScript(Script):
                 f"{arg} = like({arg}, with_specials(as_np({arg})))",
             ]
         lines += [f"def h({others}):", f"    return listed(f({self.all_args}))"]
+        call = others
         if r.get("path") == "vjp":
             lines += [
                 f"c = [mx.ones_like(o) if o.dtype in (mx.float16, mx.bfloat16, mx.float32, mx.float64) else mx.zeros_like(o) for o in h({others})]",
-                f"def path({others}):",
-                f"    return listed(mx.vjp(h, [{others}], c)[1])",
+                f"def path({others}, *c):",
+                f"    return listed(mx.vjp(h, [{others}], list(c))[1])",
             ]  # fmt: skip
+            call = f"{others}, *c"
         else:
             lines.append("path = h")
         lines += [
-            f"expected = path({others})  # eager",
-            f"observed = must_not_raise('mx.compile', lambda: mx.compile(path)({others}))",
+            f"expected = path({call})  # eager",
+            f"observed = must_not_raise('mx.compile', lambda: mx.compile(path)({call}))",
         ]
         where = "captured" if r.get("constant") else "as input"
         return "\n".join([*lines, self.check_line(f"compiled vs eager {r.get('path')}, {arg}={special} {where}")])  # fmt: skip

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from mgradcheck.child.gradcheck_spec import CHECKS
+from mgradcheck.child.gradcheck_spec import CHECKS, FLOATS
 from mgradcheck.sweep.execute import CaseResult, Executor
 from mgradcheck.sweep.findings import Group, arg_names
 
@@ -78,6 +78,8 @@ def narrow(group: Group, result: CaseResult) -> list[tuple[str, Spec]]:
 def smaller_shapes(result: CaseResult) -> list[tuple[str, Spec]]:
     spec = result.task.spec
     out: list[tuple[str, Spec]] = []
+    if any("value" in s and s.get("dtype") not in (None, *FLOATS) for s in spec["inputs"]):
+        return out  # literal indices into the other arguments: a smaller shape reads out of bounds
     shaped = [
         i
         for i, s in enumerate(spec["inputs"])

@@ -147,7 +147,7 @@ def test_an_interrupted_sweep_writes_what_finished(tmp_path: Path) -> None:
     out = tmp_path / "sweep.json"
     process = subprocess.Popen(
         [sys.executable, "-m", "mgradcheck", "sweep", "--ops", "unary", "--dtypes", "float32",
-         "--compile-dtypes", "none", "-j", "1", "--points", "1", "--json", str(out)],
+         "--transform-dtypes", "none", "-j", "1", "--points", "1", "--json", str(out)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     assert process.stderr is not None

@@ -30,30 +30,13 @@ from typing import Any
 import mlx.core as mx
 import numpy as np
 
-from mgradcheck.child.gradcheck.arrays import dtype_name, outputs, to_mlx, to_numpy
+from mgradcheck.child.gradcheck.arrays import dtype_name, to_mlx, to_numpy
 from mgradcheck.child.gradcheck.point import Point
-from mgradcheck.child.gradcheck_spec import FLOATS
+from mgradcheck.child.gradcheck_spec import FLOATS, INTEGERS
 
 LAYOUTS = ("transposed", "reversed", "stepped", "broadcast")
 SPECIALS = (("nan", float("nan")), ("inf", float("inf")), ("-inf", float("-inf")), ("-0.0", -0.0))
 SPECIAL_ARGUMENTS = 2  # the first floating arguments given special values
-
-
-def _all_args(point: Point) -> Callable[..., list[Any]]:
-    def f(*a: Any) -> list[Any]:
-        return outputs(point.run.fn(*a))
-
-    return f
-
-
-def _vjp_of(point: Point, full: tuple[int, ...], n: int) -> Callable[..., list[Any]]:
-    """The vjp of the function by the ``full`` arguments, cotangents as trailing arguments."""
-
-    def f(*a: Any) -> list[Any]:
-        args, cots = list(a[:n]), list(a[n:])
-        return list(mx.vjp(point.fn_of(full, args), [args[i] for i in full], cots)[1])
-
-    return f
 
 
 def _cotangents(point: Point, outs: Sequence[Any]) -> list[Any]:
@@ -107,8 +90,7 @@ def _against(
 
 
 def views(point: Point, full: tuple[int, ...]) -> None:
-    f, n = _all_args(point), len(point.xs)
-    vjp = _vjp_of(point, full, n)
+    f, vjp = point.whole(), point.vjp_of(full)
     cf, cv = mx.compile(f), mx.compile(vjp)
     cots = point.cotangents
     # Trace both on contiguous arguments first, as a caller's first call would.
@@ -164,62 +146,77 @@ def _captured(
 def specials(point: Point, full: tuple[int, ...]) -> None:
     for i in _floats(point)[:SPECIAL_ARGUMENTS]:
         name = point.run.names[i]
-        for special, value in SPECIALS:
-            captured = _captured(point, i, value)
-            if captured is not None:
-                g, others, shape = captured
-                repro = {"argument": name, "special": special, "constant": True, "shape": list(shape)}  # fmt: skip
-                _compare_special(point, full, g, others, f"{name}={special} captured", repro)
-            if point.found:
-                return
+        # A constant needs another argument beside it: a graph of constants alone is
+        # folded into one kernel per value, which costs builds and tests no codegen.
+        if [j for j in point.traced if j != i]:
+            for special, value in SPECIALS:
+                captured = _captured(point, i, value)
+                if captured is not None:
+                    g, others, shape = captured
+                    repro = {"argument": name, "special": special, "constant": True, "shape": list(shape)}  # fmt: skip
+                    _compare_special(point, full, g, _of(g, len(others)), [point.xs[j] for j in others],
+                                     f"{name}={special} captured", repro)  # fmt: skip
+                if point.found:
+                    return
         planted = list(point.xs)
         planted[i] = to_mlx(_with_specials(point.x64[i]), point.dts[i])
         repro = {"argument": name, "special": "mixed", "constant": False}
-        g = point.fn_of(full, planted)
-        _compare_special(point, full, g, full, f"{name} holding special values as input", repro, planted)  # fmt: skip
+        _compare_special(point, full, point.whole(), point.vjp_of(full), planted,
+                         f"{name} holding special values as input", repro)  # fmt: skip
         if point.found:
             return
+
+
+def _of(g: Callable[..., list[Any]], n: int) -> Callable[..., list[Any]]:
+    """The vjp of ``g`` (a function of ``n`` arrays), cotangents as trailing arguments."""
+
+    def vjp(*a: Any) -> list[Any]:
+        return list(mx.vjp(g, list(a[:n]), list(a[n:]))[1])
+
+    return vjp
 
 
 def _compare_special(
     point: Point,
     full: tuple[int, ...],
-    g: Callable[..., list[Any]],
-    traced: tuple[int, ...],
+    f: Callable[..., list[Any]],
+    vjp: Callable[..., list[Any]],
+    args: list[Any],
     label: str,
     repro: dict[str, Any],
-    base: Sequence[Any] | None = None,
 ) -> None:
-    primals = [(base or point.xs)[j] for j in traced]
+    """``f`` at ``args`` compiled against eager, then its ``vjp`` with cotangents of ones."""
     paths = f"compiled vs eager, {label}"
-    if not _against(point, "specials", full, paths, partial(g, *primals), partial(mx.compile(g), *primals), {**repro, "path": "primal"}, specials=True):  # fmt: skip
+    primal = {**repro, "path": "primal"}
+    if not _against(point, "specials", full, paths, partial(f, *args), partial(mx.compile(f), *args), primal, specials=True):  # fmt: skip
         return
-    if not traced or point.found:
+    if point.found:
         return
-    outs = g(*primals)
-    cots = [mx.ones(o.shape, o.dtype) if dtype_name(o.dtype) in FLOATS else mx.zeros(o.shape, o.dtype) for o in outs]  # fmt: skip
-
-    def vjp(*a: Any) -> list[Any]:
-        return list(mx.vjp(g, list(a), cots)[1])
-
+    cots = [mx.ones(o.shape, o.dtype) if dtype_name(o.dtype) in FLOATS else mx.zeros(o.shape, o.dtype) for o in f(*args)]  # fmt: skip
     paths = f"compiled vjp vs eager vjp, {label}"
-    _against(point, "specials", full, paths, partial(vjp, *primals), partial(mx.compile(vjp), *primals), {**repro, "path": "vjp"}, specials=True)  # fmt: skip
+    _against(point, "specials", full, paths, partial(vjp, *args, *cots), partial(mx.compile(vjp), *args, *cots), {**repro, "path": "vjp"}, specials=True)  # fmt: skip
 
 
 # -- shapeless --------------------------------------------------------------
 def _shapes(point: Point) -> list[tuple[str, dict[int, tuple[int, ...]]]]:
-    """Other shapes for the drawn floating arguments: (name, argument -> shape)."""
-    drawn = [i for i in _floats(point) if point.run.args[i].value is None]
-    if not drawn:
+    """Other shapes for the drawn floating arguments: (name, argument -> shape).
+
+    Drawn arguments change shape (masks too); literal ones keep theirs. With
+    literal integer arguments (indices into the others) only larger shapes:
+    indices stay in range there, and MLX reads out of bounds without a word.
+    """
+    args = point.run.args
+    drawn = [i for i, a in enumerate(args) if a.random and point.dts[i] not in INTEGERS[1:]]
+    if not any(i in _floats(point) for i in drawn):
         return []
     shape = {i: tuple(point.x64[i].shape) for i in drawn}
     out = [("larger", {i: tuple(d + 1 if d > 1 else d for d in s) for i, s in shape.items()})]
-    if all(point.dts[i] in FLOATS for i in range(len(point.xs))):  # indices stay in range
+    if not any(not a.random and dt not in FLOATS for a, dt in zip(args, point.dts, strict=True)):
         out.append(("size-1 axes", {i: tuple(1 for _ in s) for i, s in shape.items()}))
-    if len(drawn) > 1 and shape[drawn[-1]]:
-        s = shape[drawn[-1]]
-        out.append(("broadcast operand", {drawn[-1]: (1, *s[1:])}))
-    out.append(("one more axis", {i: (2, *s) for i, s in shape.items()}))
+        if len(drawn) > 1 and shape[drawn[-1]]:
+            s = shape[drawn[-1]]
+            out.append(("broadcast operand", {drawn[-1]: (1, *s[1:])}))
+        out.append(("one more axis", {i: (2, *s) for i, s in shape.items()}))
     return [(name, new) for name, new in out if any(new[i] != shape.get(i) for i in new)]
 
 
@@ -238,8 +235,7 @@ def _fixed_shape(point: Point, name: str, got: Sequence[Any], eager: Sequence[An
 
 
 def shapeless(point: Point, full: tuple[int, ...]) -> None:
-    f, n = _all_args(point), len(point.xs)
-    vjp = _vjp_of(point, full, n)
+    f, vjp = point.whole(), point.vjp_of(full)
     sf, sv = mx.compile(f, shapeless=True), mx.compile(vjp, shapeless=True)
     if point.attempt("shapeless compile", full, partial(sf, *point.xs), "shapeless") is None:
         return

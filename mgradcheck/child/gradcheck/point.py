@@ -120,6 +120,36 @@ class Point:
 
         return partial_fn
 
+    def whole(self) -> Callable[..., list[Any]]:
+        """The function of all its arguments, as a list of outputs (what compiled paths trace)."""
+        fn = self.run.fn
+
+        def f(*a: Any) -> list[Any]:
+            return outputs(fn(*a))
+
+        return f
+
+    def jvp_of(self, full: tuple[int, ...]) -> Callable[..., list[Any]]:
+        """The jvp by the ``full`` arguments, of all arguments then the tangents: passed in,
+        not captured, so that compiled kernels hold no random constants and can be shared."""
+        n = len(self.xs)
+
+        def f(*a: Any) -> list[Any]:
+            args = list(a[:n])
+            return list(mx.jvp(self.fn_of(full, args), [args[i] for i in full], list(a[n:]))[1])
+
+        return f
+
+    def vjp_of(self, full: tuple[int, ...]) -> Callable[..., list[Any]]:
+        """The vjp by the ``full`` arguments, of all arguments then the cotangents."""
+        n = len(self.xs)
+
+        def f(*a: Any) -> list[Any]:
+            args = list(a[:n])
+            return list(mx.vjp(self.fn_of(full, args), [args[i] for i in full], list(a[n:]))[1])
+
+        return f
+
     def finding(
         self,
         kind: str,

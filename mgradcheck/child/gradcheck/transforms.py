@@ -22,23 +22,24 @@ from mgradcheck.child.gradcheck_spec import FLOATS
 
 
 def compiled(point: Point, full: tuple[int, ...]) -> None:
-    """The primal, jvp and vjp compiled against the same eager (the bug class of compiled kernels)."""
-    fn = point.fn_of(full, point.xs)
-    primals = [point.xs[i] for i in full]
+    """The primal, jvp and vjp compiled against the same eager (the bug class of compiled kernels).
+
+    Every array is an argument (tangents and cotangents too): captured, a size-1
+    one would be written into the kernel's source, one kernel per random draw.
+    """
     tangents = [point.tangent(i) for i in full]
-
-    def jvp(*a: Any) -> Any:
-        return mx.jvp(fn, list(a), tangents)[1]
-
-    def vjp(*a: Any) -> Any:
-        return mx.vjp(fn, list(a), point.cotangents)[1]
-
-    paths: list[tuple[str, Callable[..., Any]]] = [("primal", fn), ("jvp", jvp), ("vjp", vjp)]
-    for what, f in paths:
+    paths = [
+        ("primal", point.whole(), []),
+        ("jvp", point.jvp_of(full), tangents),
+        ("vjp", point.vjp_of(full), point.cotangents),
+    ]
+    for what, f, extra in paths:
         repro = {"path": what}
-        eager = point.attempt(f"{what} eager", full, partial(f, *primals), "compile", repro)
+        eager = point.attempt(
+            f"{what} eager", full, partial(f, *point.xs, *extra), "compile", repro
+        )
         built = point.attempt(
-            f"{what} compiled", full, partial(mx.compile(f), *primals), "compile", repro
+            f"{what} compiled", full, partial(mx.compile(f), *point.xs, *extra), "compile", repro
         )
         if eager is None or built is None:
             continue
