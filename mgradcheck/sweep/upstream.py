@@ -115,7 +115,7 @@ HELPERS = {
     "assert_true": (
         "def assert_true(condition, message):\n    if not condition:\n        raise CheckFailed(message)\n"
     ),
-}  # fmt: skip
+}
 
 
 def code_script(entry: Entry) -> str:
@@ -183,9 +183,11 @@ def _observed(run: Observation) -> str:
 def render(found: Issue) -> str:
     """The issue as Markdown: title, summary, script, observed, releases, environment."""
     entry, env, run = found.entry, found.environment, found.newest
-    table = "\n".join(f"| {j.version} | {'reproduces' if j.state is State.BAD else j.state.label}: {j.outcome} |"
-                      for j in found.releases)  # fmt: skip
-    title = re.sub(r"^sweep: ", "", entry.title)
+    table = "\n".join(
+        f"| {j.version} | {'reproduces' if j.state is State.BAD else j.state.label}: {j.outcome} |"
+        for j in found.releases
+    )
+    title = re.sub(r"\s*\(open\)\.?$", "", re.sub(r"^sweep: ", "", entry.title))
     return f"""\
 ## {title}
 
@@ -215,5 +217,5 @@ Standalone (MLX and NumPy only); it raises `AssertionError` while the bug is pre
 
 - mlx {env.mlx}, backend {env.backend} ({env.device})
 - Python {env.python}, {env.platform} ({platform.machine()})
-- found by {entry.found_by.describe() if entry.found_by else "mgradcheck"}
+- {entry.found_by.describe() if entry.found_by else "found by mgradcheck"}
 """

@@ -97,19 +97,36 @@ def views(point: Point, full: tuple[int, ...]) -> None:
     first = point.attempt("compiled on contiguous arguments", full, partial(cf, *point.xs), "views")
     if first is None:
         return
-    point.attempt("compiled vjp on contiguous arguments", full, partial(cv, *point.xs, *cots), "views")  # fmt: skip
+    point.attempt(
+        "compiled vjp on contiguous arguments", full, partial(cv, *point.xs, *cots), "views"
+    )
     for layout in LAYOUTS:
         made = {i: _view(point.x64[i], point.dts[i], layout) for i in _floats(point)}
         views = {i: m for i, m in made.items() if m is not None}
         if not views:
             continue
-        plain = [to_mlx(views[i][0], point.dts[i]) if i in views else x for i, x in enumerate(point.xs)]  # fmt: skip
+        plain = [
+            to_mlx(views[i][0], point.dts[i]) if i in views else x for i, x in enumerate(point.xs)
+        ]
         viewed = [views[i][1] if i in views else x for i, x in enumerate(point.xs)]
         for what, g, compiled, extra in (("primal", f, cf, []), ("vjp", vjp, cv, cots)):
             for how, h in (("eager", g), ("compiled", compiled)):
-                repro = {"layout": layout, "path": what, "viewed": sorted(views), "compiled": how == "compiled"}  # fmt: skip
+                repro = {
+                    "layout": layout,
+                    "path": what,
+                    "viewed": sorted(views),
+                    "compiled": how == "compiled",
+                }
                 paths = f"{how} {what} on {layout} views vs eager on contiguous copies"
-                if not _against(point, "views", full, paths, partial(g, *plain, *extra), partial(h, *viewed, *extra), repro):  # fmt: skip
+                if not _against(
+                    point,
+                    "views",
+                    full,
+                    paths,
+                    partial(g, *plain, *extra),
+                    partial(h, *viewed, *extra),
+                    repro,
+                ):
                     break
             if point.found:
                 return
@@ -153,16 +170,35 @@ def specials(point: Point, full: tuple[int, ...]) -> None:
                 captured = _captured(point, i, value)
                 if captured is not None:
                     g, others, shape = captured
-                    repro = {"argument": name, "special": special, "constant": True, "shape": list(shape)}  # fmt: skip
-                    _compare_special(point, full, g, _of(g, len(others)), [point.xs[j] for j in others],
-                                     f"{name}={special} captured", repro)  # fmt: skip
+                    repro = {
+                        "argument": name,
+                        "special": special,
+                        "constant": True,
+                        "shape": list(shape),
+                    }
+                    _compare_special(
+                        point,
+                        full,
+                        g,
+                        _of(g, len(others)),
+                        [point.xs[j] for j in others],
+                        f"{name}={special} captured",
+                        repro,
+                    )
                 if point.found:
                     return
         planted = list(point.xs)
         planted[i] = to_mlx(_with_specials(point.x64[i]), point.dts[i])
         repro = {"argument": name, "special": "mixed", "constant": False}
-        _compare_special(point, full, point.whole(), point.vjp_of(full), planted,
-                         f"{name} holding special values as input", repro)  # fmt: skip
+        _compare_special(
+            point,
+            full,
+            point.whole(),
+            point.vjp_of(full),
+            planted,
+            f"{name} holding special values as input",
+            repro,
+        )
         if point.found:
             return
 
@@ -188,13 +224,34 @@ def _compare_special(
     """``f`` at ``args`` compiled against eager, then its ``vjp`` with cotangents of ones."""
     paths = f"compiled vs eager, {label}"
     primal = {**repro, "path": "primal"}
-    if not _against(point, "specials", full, paths, partial(f, *args), partial(mx.compile(f), *args), primal, specials=True):  # fmt: skip
+    if not _against(
+        point,
+        "specials",
+        full,
+        paths,
+        partial(f, *args),
+        partial(mx.compile(f), *args),
+        primal,
+        specials=True,
+    ):
         return
     if point.found:
         return
-    cots = [mx.ones(o.shape, o.dtype) if dtype_name(o.dtype) in FLOATS else mx.zeros(o.shape, o.dtype) for o in f(*args)]  # fmt: skip
+    cots = [
+        mx.ones(o.shape, o.dtype) if dtype_name(o.dtype) in FLOATS else mx.zeros(o.shape, o.dtype)
+        for o in f(*args)
+    ]
     paths = f"compiled vjp vs eager vjp, {label}"
-    _against(point, "specials", full, paths, partial(vjp, *args, *cots), partial(mx.compile(vjp), *args, *cots), {**repro, "path": "vjp"}, specials=True)  # fmt: skip
+    _against(
+        point,
+        "specials",
+        full,
+        paths,
+        partial(vjp, *args, *cots),
+        partial(mx.compile(vjp), *args, *cots),
+        {**repro, "path": "vjp"},
+        specials=True,
+    )
 
 
 # -- shapeless --------------------------------------------------------------
@@ -239,16 +296,25 @@ def shapeless(point: Point, full: tuple[int, ...]) -> None:
     sf, sv = mx.compile(f, shapeless=True), mx.compile(vjp, shapeless=True)
     if point.attempt("shapeless compile", full, partial(sf, *point.xs), "shapeless") is None:
         return
-    point.attempt("shapeless compiled vjp", full, partial(sv, *point.xs, *point.cotangents), "shapeless")  # fmt: skip
+    point.attempt(
+        "shapeless compiled vjp", full, partial(sv, *point.xs, *point.cotangents), "shapeless"
+    )
     names = point.run.names
     for variant, new in _shapes(point):
         xs = list(point.xs)
         for i, shape in new.items():
-            xs[i] = to_mlx(replace(point.run.args[i], shape=shape).draw(point.dts[i], point.rng), point.dts[i])  # fmt: skip
-        repro = {"variant": variant, "shapes": {names[i]: list(s) for i, s in new.items()},
-                 "traced_at": {names[i]: list(point.x64[i].shape) for i in new},
-                 "values_at": {names[i]: to_numpy(xs[i]).tolist() for i in new}}  # fmt: skip
-        eager = point.attempt(f"eager at {variant}", full, partial(f, *xs), "shapeless", repro, reference=True)  # fmt: skip
+            xs[i] = to_mlx(
+                replace(point.run.args[i], shape=shape).draw(point.dts[i], point.rng), point.dts[i]
+            )
+        repro = {
+            "variant": variant,
+            "shapes": {names[i]: list(s) for i, s in new.items()},
+            "traced_at": {names[i]: list(point.x64[i].shape) for i in new},
+            "values_at": {names[i]: to_numpy(xs[i]).tolist() for i in new},
+        }
+        eager = point.attempt(
+            f"eager at {variant}", full, partial(f, *xs), "shapeless", repro, reference=True
+        )
         if eager is None:
             continue  # the function does not take these shapes
         paths: list[tuple[str, str, Callable[..., Any], Callable[..., Any], list[Any]]] = [
@@ -257,10 +323,27 @@ def shapeless(point: Point, full: tuple[int, ...]) -> None:
         if (
             variant != "broadcast operand"
         ):  # its vjp reduces over the broadcast: a graph conditional on the shapes
-            paths.append(("vjp", f"shapeless compiled vjp vs eager vjp at {variant}", vjp, sv, _cotangents(point, eager)))  # fmt: skip
+            paths.append(
+                (
+                    "vjp",
+                    f"shapeless compiled vjp vs eager vjp at {variant}",
+                    vjp,
+                    sv,
+                    _cotangents(point, eager),
+                )
+            )
         for what, label, g, compiled, extra in paths:
-            ref = point.attempt(f"eager {what} at {variant}", full, partial(g, *xs, *extra), "shapeless", repro, reference=True)  # fmt: skip
-            got = point.attempt(label, full, partial(compiled, *xs, *extra), "shapeless", {**repro, "path": what})  # fmt: skip
+            ref = point.attempt(
+                f"eager {what} at {variant}",
+                full,
+                partial(g, *xs, *extra),
+                "shapeless",
+                repro,
+                reference=True,
+            )
+            got = point.attempt(
+                label, full, partial(compiled, *xs, *extra), "shapeless", {**repro, "path": what}
+            )
             if ref is not None and got is not None and not _fixed_shape(point, variant, got, ref):
                 point.agree("shapeless", label, full, got, ref, {**repro, "path": what})
             if point.found:

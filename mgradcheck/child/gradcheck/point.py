@@ -24,7 +24,6 @@ from mgradcheck.child.gradcheck.numerics import (
     RTOL,
     Function64,
     close,
-    finite_differences,
     fmt,
     mismatch,
     rms,
@@ -198,8 +197,13 @@ class Point:
         check = check or ("jvp" if "jvp" in what else "vjp")
         if trace is not None:  # what a crash's report will name: the path, and how to replay it
             names = ",".join(self.run.names[i] for i in subset)
-            crumb = json.dumps({"check": check, "traced": [self.run.names[i] for i in subset],
-                                "repro": repro or {}})  # fmt: skip
+            crumb = json.dumps(
+                {
+                    "check": check,
+                    "traced": [self.run.names[i] for i in subset],
+                    "repro": repro or {},
+                }
+            )
             print(
                 f"gradcheck: running {what} with ({names}) traced, {self.dtype} | {crumb}",
                 file=trace,
@@ -237,20 +241,38 @@ class Point:
         self.run.result.compared(check)
         before = self.found
         if len(observed) != len(expected):
-            self.finding("wrong-shape", check, f"{paths}: number of results", subset,
-                         f"{len(observed)} vs {len(expected)}", repro)  # fmt: skip
+            self.finding(
+                "wrong-shape",
+                check,
+                f"{paths}: number of results",
+                subset,
+                f"{len(observed)} vs {len(expected)}",
+                repro,
+            )
             return False
         for k, (o, e) in enumerate(zip(observed, expected)):
             what = f"{paths} (result {k})" if len(observed) > 1 else paths
             obs = o if isinstance(o, np.ndarray) else to_numpy(o)
             ref = e if isinstance(e, np.ndarray) else to_numpy(e)
             if obs.shape != ref.shape:
-                self.finding("wrong-shape", check, what, subset,
-                             f"{list(obs.shape)} vs {list(ref.shape)}", repro)  # fmt: skip
+                self.finding(
+                    "wrong-shape",
+                    check,
+                    what,
+                    subset,
+                    f"{list(obs.shape)} vs {list(ref.shape)}",
+                    repro,
+                )
                 continue
             if isinstance(o, mx.array) and isinstance(e, mx.array) and o.dtype != e.dtype:
-                self.finding("wrong-dtype", check, what, subset,
-                             f"{dtype_name(o.dtype)} vs {dtype_name(e.dtype)}", repro)  # fmt: skip
+                self.finding(
+                    "wrong-dtype",
+                    check,
+                    what,
+                    subset,
+                    f"{dtype_name(o.dtype)} vs {dtype_name(e.dtype)}",
+                    repro,
+                )
                 continue
             if specials:
                 bad = special_mismatch(obs, ref, self.rtol, self.atol)
@@ -285,7 +307,7 @@ class Point:
 
     # -- the checks ------------------------------------------------------
     def check(self) -> None:
-        from mgradcheck.child.gradcheck import transforms  # they build on this module
+        from mgradcheck.child.gradcheck import first_order, transforms  # they build on Point
 
         run = self.run
         if not self.traced:
@@ -328,7 +350,7 @@ class Point:
         ]
         compared = False
         for subset in subsets(self.traced, "subsets" in run.checks):
-            compared |= self.first_order(subset, reference)
+            compared |= first_order.compare(self, subset, reference)
         if not compared:
             raise NotChecked(
                 "no output element is smooth along the direction drawn (a kink or a jump)"
@@ -340,132 +362,3 @@ class Point:
         for name, path in transforms.paths() if not run.result.checked else ():
             if name in run.checks and not self.found:
                 path(self, full)
-
-    def first_order(self, subset: tuple[int, ...], reference: Function64) -> bool:
-        """jvp, vjp and finite differences with ``subset`` traced; False when nothing was comparable."""
-        run = self.run
-        tangents = {i: self.tangent(i) for i in subset}
-        tangents64 = [
-            to_numpy(tangents[i]) if i in tangents else np.zeros_like(v)
-            for i, v in enumerate(self.x64)
-        ]
-        fn = self.fn_of(subset, self.xs)
-        primals = [self.xs[i] for i in subset]
-        label = "(" + ",".join(run.names[i] for i in subset) + ")"
-        jvp = self.attempt(
-            f"jvp{label}", subset, lambda: mx.jvp(fn, primals, [tangents[i] for i in subset])[1]
-        )
-        fd = finite_differences(reference, self.x64, tangents64, self.eps)
-        masks = [
-            fd.mask[k] if k in self.floats else np.zeros(o.shape, bool)
-            for k, o in enumerate(self.outs)
-        ]
-        if not any(m.any() for m in masks):
-            return False
-        # Cotangents are zero where the function is not smooth, so vjp is compared there only.
-        masked = [
-            c * mx.array(m.astype(np.float32)).astype(c.dtype)
-            for c, m in zip(self.cotangents, masks)
-        ]
-        vjp = self.attempt(f"vjp{label}", subset, lambda: mx.vjp(fn, primals, masked)[1])
-        jvp_fits, vjp_fits = self.shapes(jvp, vjp, subset)
-        jvp_values = [to_numpy(t) for t in jvp] if jvp_fits else None
-        vjp_values = [to_numpy(c) for c in vjp] if vjp_fits else None
-        tally = run.result.compared
-        if jvp is not None or vjp is not None:
-            tally("dtype")
-        if jvp_values is not None and "jvp" in run.checks:
-            tally("jvp")
-            for k in self.floats:
-                bad = mismatch(jvp_values[k], fd.steps[k], fd.mask[k], self.rtol, self.atol)
-                if bad:
-                    self.finding(
-                        "wrong-value", "jvp", f"jvp vs finite differences (output {k})", subset, bad
-                    )
-        if vjp_values is not None and "vjp" in run.checks:
-            tally("vjp")
-            cotangents64 = [to_numpy(c) for c in masked]
-            left = [(v * tangents64[i]) for v, i in zip(vjp_values, subset)]
-            for other, paths in ((fd.estimate, "finite differences"), (jvp_values, "jvp")):
-                if other is None:
-                    continue
-                right = [cotangents64[k] * other[k] for k in self.floats]
-                self.inner(left, right, f"vjp vs {paths} (<J^T c, t> vs <c, J t>)", subset)
-        if "subsets" in run.checks and subset != tuple(self.traced):
-            tally("subsets")
-            self.against_all_traced(subset, tangents, masked, jvp_values, vjp_values)
-        return True
-
-    def inner(
-        self, left: list[np.ndarray], right: list[np.ndarray], paths: str, subset: Sequence[int]
-    ) -> None:
-        """Compare two sides of the inner-product identity, at the scale of their terms."""
-        a = float(sum(x.sum() for x in left))
-        b = float(sum(x.sum() for x in right))
-        size = float(sum(np.abs(x).sum() for x in left + right))
-        if not abs(a - b) <= self.atol + self.rtol * size:
-            self.finding(
-                "wrong-value", "vjp", paths, subset, f"{a:.7g} vs {b:.7g} (scale {size:.3g})"
-            )
-
-    def shapes(self, jvp: Any, vjp: Any, subset: Sequence[int]) -> tuple[bool, bool]:
-        """Check tangent and cotangent shapes (and dtypes, with the dtype check); say which fit."""
-        pairs = [("jvp", f"tangent of output {k}", self.outs[k], jvp, k) for k in self.floats]
-        pairs += [
-            ("vjp", f"cotangent of {self.run.names[i]}", self.xs[i], vjp, j)
-            for j, i in enumerate(subset)
-        ]
-        fits = {"jvp": jvp is not None, "vjp": vjp is not None}
-        for path, what, primal, derived, index in pairs:
-            if derived is None:
-                continue
-            if index >= len(derived):
-                fits[path] = False
-                self.finding("wrong-shape", "dtype", f"{path} results vs arguments", subset,
-                             f"{len(derived)} results for {len(subset) if path == 'vjp' else len(self.outs)}")  # fmt: skip
-                continue
-            d = derived[index]
-            if tuple(d.shape) != tuple(primal.shape):
-                fits[path] = False
-                self.finding("wrong-shape", "dtype", f"{path} {what} vs its primal", subset,
-                             f"{list(d.shape)} vs {list(primal.shape)}")  # fmt: skip
-            elif d.dtype != primal.dtype and "dtype" in self.run.checks:
-                self.finding("wrong-dtype", "dtype", f"{path} {what} vs its primal", subset,
-                             f"{dtype_name(d.dtype)} vs {dtype_name(primal.dtype)}")  # fmt: skip
-        return fits["jvp"], fits["vjp"]
-
-    def against_all_traced(
-        self,
-        subset: tuple[int, ...],
-        tangents: dict[int, Any],
-        cotangents: list[Any],
-        jvp_values: list[np.ndarray] | None,
-        vjp_values: list[np.ndarray] | None,
-    ) -> None:
-        """The derivatives with ``subset`` traced must equal those with every argument traced."""
-        full = tuple(self.traced)
-        fn = self.fn_of(full, self.xs)
-        primals = [self.xs[i] for i in full]
-        padded = [tangents[i] if i in tangents else mx.zeros_like(self.xs[i]) for i in full]
-        names = ",".join(self.run.names[i] for i in subset)
-        jvp_all = self.attempt("jvp(all)", full, lambda: mx.jvp(fn, primals, padded)[1])
-        if jvp_all is not None and jvp_values is not None:
-            for k in self.floats:
-                ref = to_numpy(jvp_all[k])
-                bad = mismatch(jvp_values[k], [ref], np.ones(ref.shape, bool), self.rtol, self.atol)
-                if bad:
-                    self.finding(
-                        "wrong-value",
-                        "subsets",
-                        f"jvp with ({names}) traced vs jvp with all traced",
-                        subset,
-                        bad,
-                    )
-        vjp_all = self.attempt("vjp(all)", full, lambda: mx.vjp(fn, primals, cotangents)[1])
-        if vjp_all is not None and vjp_values is not None:
-            for v, i in zip(vjp_values, subset):
-                ref = to_numpy(vjp_all[full.index(i)])
-                bad = mismatch(v, [ref], np.ones(ref.shape, bool), self.rtol, self.atol)
-                if bad:
-                    self.finding("wrong-value", "subsets",
-                                 f"vjp for {self.run.names[i]} with ({names}) traced vs with all traced", subset, bad)  # fmt: skip

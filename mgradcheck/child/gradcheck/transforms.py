@@ -44,8 +44,14 @@ def compiled(point: Point, full: tuple[int, ...]) -> None:
         if eager is None or built is None:
             continue
         keep = range(len(eager)) if what == "vjp" else point.floats
-        point.agree("compile", f"compiled {what} vs eager {what}", full,
-                    [built[k] for k in keep], [eager[k] for k in keep], repro)  # fmt: skip
+        point.agree(
+            "compile",
+            f"compiled {what} vs eager {what}",
+            full,
+            [built[k] for k in keep],
+            [eager[k] for k in keep],
+            repro,
+        )
 
 
 def second_order(point: Point, full: tuple[int, ...]) -> None:

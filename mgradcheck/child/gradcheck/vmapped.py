@@ -82,9 +82,12 @@ class Vmapped:
         # Slice 0 is the point itself; the others are fresh draws of the same specs.
         self.values: list[list[np.ndarray]] = [
             [point.x64[i]]
-            + [to_numpy(to_mlx(point.run.args[i].draw(point.dts[i], rng), point.dts[i])) for _ in range(BATCH - 1)]
+            + [
+                to_numpy(to_mlx(point.run.args[i].draw(point.dts[i], rng), point.dts[i]))
+                for _ in range(BATCH - 1)
+            ]
             for i in range(n)
-        ]  # fmt: skip
+        ]
         self.tangents64 = [
             [to_numpy(point.tangent(i)) for _ in range(BATCH)] if i in full else []
             for i in range(n)
@@ -178,10 +181,18 @@ class Vmapped:
         def compare(path: str, got: Any, expected: list[np.ndarray], axes_of: list[int]) -> None:
             if got is None:
                 return
-            observed = [np.moveaxis(to_numpy(g), a, 0) if g.ndim else to_numpy(g)
-                        for g, a in zip(got, axes_of)]  # fmt: skip
-            point.agree("vmap", f"{path} vs a loop over slices ({desc})", full, observed,
-                        expected, {**repro, "path": path})  # fmt: skip
+            observed = [
+                np.moveaxis(to_numpy(g), a, 0) if g.ndim else to_numpy(g)
+                for g, a in zip(got, axes_of)
+            ]
+            point.agree(
+                "vmap",
+                f"{path} vs a loop over slices ({desc})",
+                full,
+                observed,
+                expected,
+                {**repro, "path": path},
+            )
 
         n_out = len(point.outs)
         got = point.attempt(
@@ -218,14 +229,24 @@ class Vmapped:
 
         if loop.jvp is not None:
             expected = [stacked(loop.jvp, k) for k in range(n_out)]
-            got = point.attempt("vmap of jvp", full, lambda: mx.vmap(inner_jvp, axes + tangent_axes, out)(*batched, *tangents), "vmap")  # fmt: skip
+            got = point.attempt(
+                "vmap of jvp",
+                full,
+                lambda: mx.vmap(inner_jvp, axes + tangent_axes, out)(*batched, *tangents),
+                "vmap",
+            )
             compare(
                 "vmap(jvp)",
                 _floats_of(got, floats),
                 _floats_of(expected, floats),
                 [out] * len(floats),
             )
-            got = point.attempt("jvp of vmap", full, lambda: mx.jvp(of_vmap, [batched[i] for i in full], tangents)[1], "vmap")  # fmt: skip
+            got = point.attempt(
+                "jvp of vmap",
+                full,
+                lambda: mx.jvp(of_vmap, [batched[i] for i in full], tangents)[1],
+                "vmap",
+            )
             compare(
                 "jvp(vmap)",
                 _floats_of(got, floats),
@@ -234,9 +255,19 @@ class Vmapped:
             )
         if loop.vjp is not None:
             expected = [stacked(loop.vjp, j) for j in range(len(full))]
-            got = point.attempt("vmap of vjp", full, lambda: mx.vmap(inner_vjp, axes + (out,) * n_out, out)(*batched, *cot_batched), "vmap")  # fmt: skip
+            got = point.attempt(
+                "vmap of vjp",
+                full,
+                lambda: mx.vmap(inner_vjp, axes + (out,) * n_out, out)(*batched, *cot_batched),
+                "vmap",
+            )
             compare("vmap(vjp)", got, expected, [out] * len(full))
-            got = point.attempt("vjp of vmap", full, lambda: mx.vjp(of_vmap, [batched[i] for i in full], cot_batched)[1], "vmap")  # fmt: skip
+            got = point.attempt(
+                "vjp of vmap",
+                full,
+                lambda: mx.vjp(of_vmap, [batched[i] for i in full], cot_batched)[1],
+                "vmap",
+            )
             # An unmapped argument's cotangent is the sum over the slices.
             summed = [e if axes[i] is not None else e.sum(axis=0) for e, i in zip(expected, full)]
             if got is not None:
@@ -244,8 +275,14 @@ class Vmapped:
                     to_numpy(g) if (a := axes[i]) is None else np.moveaxis(to_numpy(g), a, 0)
                     for g, i in zip(got, full, strict=True)
                 ]
-                point.agree("vmap", f"vjp(vmap) vs a loop over slices ({desc})", full, observed,
-                            summed, {**repro, "path": "vjp(vmap)"})  # fmt: skip
+                point.agree(
+                    "vmap",
+                    f"vjp(vmap) vs a loop over slices ({desc})",
+                    full,
+                    observed,
+                    summed,
+                    {**repro, "path": "vjp(vmap)"},
+                )
 
 
 def _floats_of(values: Sequence[Any] | None, floats: Sequence[int]) -> Any:

@@ -36,12 +36,20 @@ def checkpoint(point: Point, full: tuple[int, ...]) -> None:
     ]
     for path, call, through in paths:
         repro = {"path": path}
-        ref = point.attempt(f"{path} eager", full, partial(call, fn), "checkpoint", repro, reference=True)  # fmt: skip
+        ref = point.attempt(
+            f"{path} eager", full, partial(call, fn), "checkpoint", repro, reference=True
+        )
         got = point.attempt(through, full, partial(call, wrapped), "checkpoint", repro)
         if ref is not None and got is not None:
             keep = point.floats if path == "jvp" else range(len(ref))
-            point.agree("checkpoint", f"{through} vs {path} of the function", full,
-                        [got[k] for k in keep], [ref[k] for k in keep], repro)  # fmt: skip
+            point.agree(
+                "checkpoint",
+                f"{through} vs {path} of the function",
+                full,
+                [got[k] for k in keep],
+                [ref[k] for k in keep],
+                repro,
+            )
         if point.found:
             return
 
@@ -108,8 +116,13 @@ def custom(point: Point, full: tuple[int, ...]) -> None:
     if len(full) > 1:  # the rules see None for the untraced argument's tangent
         cases += [
             ("vjp", first, VJP_SCALE, lambda g: mx.vjp(first_only(g), primals[:1], cots)[1]),
-            ("jvp", first, JVP_SCALE, lambda g: mx.jvp(first_only(g), primals[:1], tangents[:1])[1]),
-        ]  # fmt: skip
+            (
+                "jvp",
+                first,
+                JVP_SCALE,
+                lambda g: mx.jvp(first_only(g), primals[:1], tangents[:1])[1],
+            ),
+        ]
     for path, traced, scale, call in cases:
         repro = {
             "path": f"custom {path}",
@@ -118,17 +131,31 @@ def custom(point: Point, full: tuple[int, ...]) -> None:
         }
         label = f"custom {path} rule (returns {scale:g}x {path})"
         before = calls[path]
-        ref = point.attempt(f"{path} of the function", traced, partial(call, fn), "custom", repro, reference=True)  # fmt: skip
+        ref = point.attempt(
+            f"{path} of the function", traced, partial(call, fn), "custom", repro, reference=True
+        )
         got = point.attempt(label, traced, partial(call, f), "custom", repro)
         if ref is None or got is None:
             continue
         if calls[path] == before:
-            point.finding("wrong-value", "custom", f"{label} was never called", traced,
-                          f"mx.{path} used another path; its result: {[g.tolist() for g in got][:2]}", repro)  # fmt: skip
+            point.finding(
+                "wrong-value",
+                "custom",
+                f"{label} was never called",
+                traced,
+                f"mx.{path} used another path; its result: {[g.tolist() for g in got][:2]}",
+                repro,
+            )
             return
         keep = point.floats if path == "jvp" else range(len(ref))
-        point.agree("custom", f"{path} through the {label} vs {scale:g}x {path} of the function",
-                    traced, [got[k] for k in keep], [scale * ref[k] for k in keep], repro)  # fmt: skip
+        point.agree(
+            "custom",
+            f"{path} through the {label} vs {scale:g}x {path} of the function",
+            traced,
+            [got[k] for k in keep],
+            [scale * ref[k] for k in keep],
+            repro,
+        )
         if point.found:
             return
     vmapped = Vmapped(point, full)
@@ -138,15 +165,29 @@ def custom(point: Point, full: tuple[int, ...]) -> None:
         return
     batched = [vmapped.batched(vmapped.values[i], point.dts[i], 0) for i in full]
     repro = {"path": "custom vmap", "batch": BATCH}
-    got = point.attempt("vmap through the custom vmap rule", full, lambda: mx.vmap(f)(*batched), "custom", repro)  # fmt: skip
+    got = point.attempt(
+        "vmap through the custom vmap rule", full, lambda: mx.vmap(f)(*batched), "custom", repro
+    )
     if got is None:
         return
     if calls["vmap"] == 0:
-        point.finding("wrong-value", "custom", "custom vmap rule was never called", full,
-                      "mx.vmap used another path", repro)  # fmt: skip
+        point.finding(
+            "wrong-value",
+            "custom",
+            "custom vmap rule was never called",
+            full,
+            "mx.vmap used another path",
+            repro,
+        )
         return
     import numpy as np
 
     expected = [np.stack([s[k] for s in loop.forward]) for k in range(len(point.outs))]
-    point.agree("custom", "vmap through the custom vmap rule vs a loop over slices", full,
-                list(got), expected, repro)  # fmt: skip
+    point.agree(
+        "custom",
+        "vmap through the custom vmap rule vs a loop over slices",
+        full,
+        list(got),
+        expected,
+        repro,
+    )
