@@ -40,6 +40,16 @@ def _dtypes(ctx: click.Context, param: click.Parameter, value: Sequence[str]) ->
     return names or DTYPES
 
 
+def _checks(ctx: click.Context, param: click.Parameter, value: Sequence[str]) -> tuple[str, ...]:
+    from mgradcheck.child.gradcheck_spec import CHECKS, COMPILED
+
+    names = [c.strip() for item in value for c in item.split(",") if c.strip()]
+    for name in names:
+        if name not in (*CHECKS, "compiled"):
+            raise click.BadParameter(f"{name!r} is not 'compiled' nor one of {', '.join(CHECKS)}")
+    return tuple(c for name in names for c in (COMPILED if name == "compiled" else (name,)))
+
+
 @click.command(short_help="Gradcheck a catalogue of MLX operations for new bugs.")
 @handle_errors
 @click.option(
@@ -89,6 +99,15 @@ def _dtypes(ctx: click.Context, param: click.Parameter, value: Sequence[str]) ->
               "shapeless, second order, checkpoint, custom_function; each compiled graph costs a C++ "
               "build the first time on the CPU); the others run first order only. 'none' for none.")  # fmt: skip
 @click.option(
+    "--skip",
+    "skip",
+    multiple=True,
+    callback=_checks,
+    metavar="C[,C...]",
+    help="Checks not to run, e.g. 'compiled' (compile, views, specials, shapeless: the checks "
+    "that build C++ kernels on the CPU) on a slow machine. Default: none.",
+)
+@click.option(
     "--no-shrink", is_flag=True, help="Emit each finding's simplest failing case as found."
 )
 @click.option(
@@ -114,6 +133,7 @@ def sweep(
     points: int,
     seed: int,
     transform_dtypes: str,
+    skip: tuple[str, ...],
     no_shrink: bool,
     list_only: bool,
     coverage: bool,
@@ -138,7 +158,7 @@ def sweep(
     options = SweepOptions(
         patterns=patterns, dtypes=dtypes, budget=budget, jobs=jobs, points=points, seed=seed,
         transform_dtypes=tuple(d for d in transform_dtypes.split(",") if d and d != "none"),
-        shrink=not no_shrink, emit=emit_dir,
+        skip=skip, shrink=not no_shrink, emit=emit_dir,
     )  # fmt: skip
     cases, tasks = plan(options)
     if not cases:

@@ -49,9 +49,12 @@ def render(report: SweepReport) -> str:
             )
     not_run = report.counts()[Status.NOT_RUN]
     if not_run:
-        lines.append(
-            f"  {count(not_run, 'run')} not started: the budget of {report.budget:.0f}s ran out (raise --budget)"
+        why = (
+            f"interrupted by {report.interrupted}"
+            if report.interrupted
+            else f"the budget of {report.budget:.0f}s ran out (raise --budget)"
         )
+        lines.append(f"  {count(not_run, 'run')} not started: {why}")
     return printable("\n".join(lines))  # findings quote what MLX printed
 
 

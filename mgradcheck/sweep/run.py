@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from mgradcheck import __version__
-from mgradcheck.child.gradcheck_spec import FIRST_ORDER
+from mgradcheck.child.gradcheck_spec import CHECKS, FIRST_ORDER
 from mgradcheck.errors import Interrupted
 from mgradcheck.run.child_process import ChildCommand
 from mgradcheck.run.display import Progress, Silent
@@ -48,6 +48,7 @@ class SweepOptions:
     # (seconds each, cached per release): run them in these dtypes only, and first
     # order (jvp, vjp, finite differences, subsets, dtypes) in every dtype.
     transform_dtypes: tuple[str, ...] = ("float32",)
+    skip: tuple[str, ...] = ()  # checks not run at all
     shrink: bool = True
     emit: Path | None = None
 
@@ -120,7 +121,8 @@ def plan(
     chosen = select(cases if cases is not None else catalogue(), options.patterns)
     planned = []
     for case, dtype in tasks(chosen, options.dtypes):
-        checks = None if dtype in options.transform_dtypes else FIRST_ORDER
+        wanted = CHECKS if dtype in options.transform_dtypes else FIRST_ORDER
+        checks = [c for c in wanted if c not in options.skip]
         planned.append(
             Task.of(case, dtype, seed=options.seed, points=options.points, checks=checks)
         )

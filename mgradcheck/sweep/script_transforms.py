@@ -199,6 +199,12 @@ class TransformScript(Script):
                 "shapeless = mx.compile(fn, shapeless=True)",
                 f"shapeless({self.all_args})  # traced at the first shapes",
             ]
+        for shapes in r.get("called_before") or ():  # a replay can depend on the calls before it
+            args = ", ".join(
+                f"mx.ones({tuple(shapes[n])}, {n}.dtype)" if n in shapes else n for n in self.names
+            )
+            extra = f", *[mx.ones_like(o) for o in listed(f({args}))]" if vjp else ""
+            lines.append(f"shapeless({args}{extra})  # as the sweep called it before, at {shapes}")
         lines += [f"{n} = like({n}, {v!r})  # called at another shape" for n, v in values.items()]
         if vjp:
             lines += [self.cotangents(f"listed(f({self.all_args}))"),

@@ -187,7 +187,7 @@ def render(found: Issue) -> str:
         f"| {j.version} | {'reproduces' if j.state is State.BAD else j.state.label}: {j.outcome} |"
         for j in found.releases
     )
-    title = re.sub(r"\s*\(open\)\.?$", "", re.sub(r"^sweep: ", "", entry.title))
+    title = entry.title.removeprefix("sweep: ").rstrip(".")
     return f"""\
 ## {title}
 

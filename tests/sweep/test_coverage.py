@@ -90,3 +90,27 @@ def test_the_table_says_checked_finding_unsupported_or_not_covered() -> None:
     assert solve_row["vmap"].status == UNSUPPORTED and solve_row["vmap"].message == refusal
     assert solve_row["custom"].status == NOT_COVERED and set(sin_row) == set(CHECKS)
     assert table.to_json()["ops"]["linalg.solve"]["vmap"]["message"] == refusal
+
+
+@pytest.mark.parametrize(
+    ("message", "refusal"),
+    [
+        # MLX's documented refusals, as 0.32.4 words them: unsupported, never findings.
+        (
+            "[masked_scatter] Cannot calculate VJP with respect to mask. Use stop_gradient on mask",
+            True,
+        ),
+        ("[masked_scatter] invalid arg index in JVP", True),  # the same mask, in forward mode
+        ("[gather_axis] Cannot calculate VJP with respect to indices.", True),  # linalg.solve's vjp
+        ("[Primitive::vjp] Not implemented for Inverse.", True),
+        ("[QuantizedMatmul::vmap] NYI", True),
+        ("[conv] Can only handle groups != 1 in 1D or 2D convolutions.", True),  # vmap of conv3d
+        # Errors that are bugs: vmap of addmm with only c mapped; a crash in a kernel.
+        ("[addmm] input c must broadcast to the output shape", False),
+        ("[SliceUpdate] index out of range", False),
+    ],
+)
+def test_refusals_are_told_from_errors(message: str, refusal: bool) -> None:
+    from mgradcheck.child.gradcheck_spec import UNSUPPORTED as REFUSAL
+
+    assert bool(REFUSAL.search(f"ValueError: {message}")) is refusal

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from mgradcheck.child.gradcheck_spec import COMPILED, FIRST_ORDER
 from mgradcheck.corpus import loader
 from mgradcheck.sweep import emit
 from mgradcheck.sweep.catalogue import Case, arr, catalogue, select
@@ -57,6 +58,12 @@ def test_plan_selects_by_pattern_and_runs_transforms_only_in_transform_dtypes() 
     assert {t.case.id for t in decompositions} == {"inv", "inv-cpu", "inv-batched"}
     assert {t.dtype for t in decompositions} == {"float32"}
     assert "shapeless" not in decompositions[0].spec["checks"]  # eye(3) is written into fn
+    # --skip compiled: every check but those that build kernels, in every dtype it runs in.
+    skipped = plan(SweepOptions(patterns=("arctan2",), skip=COMPILED))[1]
+    assert [
+        t.spec["checks"] for t in skipped if t.case.id == "arctan2" and t.dtype == "float32"
+    ] == [[c for c in ATAN2.checks if c not in COMPILED]]
+    assert all(set(t.spec["checks"]) == set(FIRST_ORDER) for t in skipped if t.dtype != "float32")
 
 
 def test_findings_on_the_same_runs_are_one_group_named_by_the_best_kind() -> None:
@@ -84,6 +91,9 @@ def test_shrink_candidates_trace_fewer_arguments_and_shrink_shapes_and_values() 
     assert [w for w, _ in crash][:2] == ["only a traced", "only b traced"]
     shapes = smaller_shapes(result)
     assert shapes[0][0] == "every dimension 1" and shapes[0][1]["inputs"][0]["shape"] == [1, 1]
+    # A start written into the function stays in range only at the shapes it was written for.
+    update = Case("su", "slice_update", "shape", "lambda x, y: mx.slice_update(x, y, mx.array([1, 0]), (0, 1))", (arr(4, 3), arr(2, 3)))  # fmt: skip
+    assert smaller_shapes(wrong(update, "float32", finding("wrong-value", "vmap"))) == []
     values = simpler_values(result)
     assert values[0][1]["inputs"][1] == {"shape": [2, 3], "fill": 1.0}
     assert arg_names("lambda a, b=2: a") == ["a", "b"] and arg_names("mx.sin") == []

@@ -300,15 +300,18 @@ def shapeless(point: Point, full: tuple[int, ...]) -> None:
         "shapeless compiled vjp", full, partial(sv, *point.xs, *point.cotangents), "shapeless"
     )
     names = point.run.names
+    # The shapes each compiled function was called at before: a replay can depend on them.
+    before: dict[str, list[dict[str, list[int]]]] = {"primal": [], "vjp": []}
     for variant, new in _shapes(point):
         xs = list(point.xs)
         for i, shape in new.items():
             xs[i] = to_mlx(
                 replace(point.run.args[i], shape=shape).draw(point.dts[i], point.rng), point.dts[i]
             )
+        shapes = {names[i]: list(s) for i, s in new.items()}
         repro = {
             "variant": variant,
-            "shapes": {names[i]: list(s) for i, s in new.items()},
+            "shapes": shapes,
             "traced_at": {names[i]: list(point.x64[i].shape) for i in new},
             "values_at": {names[i]: to_numpy(xs[i]).tolist() for i in new},
         }
@@ -341,10 +344,10 @@ def shapeless(point: Point, full: tuple[int, ...]) -> None:
                 repro,
                 reference=True,
             )
-            got = point.attempt(
-                label, full, partial(compiled, *xs, *extra), "shapeless", {**repro, "path": what}
-            )
+            called = {**repro, "path": what, "called_before": list(before[what])}
+            got = point.attempt(label, full, partial(compiled, *xs, *extra), "shapeless", called)
+            before[what].append(shapes)
             if ref is not None and got is not None and not _fixed_shape(point, variant, got, ref):
-                point.agree("shapeless", label, full, got, ref, {**repro, "path": what})
+                point.agree("shapeless", label, full, got, ref, called)
             if point.found:
                 return

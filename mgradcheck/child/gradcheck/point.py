@@ -282,6 +282,29 @@ class Point:
                 self.finding("wrong-value", check, what, subset, bad, repro)
         return self.found == before
 
+    def agree_on(
+        self,
+        check: str,
+        paths: str,
+        subset: Sequence[int],
+        path: str,
+        observed: Sequence[Any],
+        expected: Sequence[Any],
+        repro: dict[str, Any] | None = None,
+        scale: float = 1.0,
+    ) -> bool:
+        """:meth:`agree` on what ``path`` (primal, jvp or vjp) yields that can be compared: every
+        cotangent of a vjp, the floating outputs (or their tangents) otherwise."""
+        keep = range(len(expected)) if path == "vjp" else self.floats
+        return self.agree(
+            check,
+            paths,
+            subset,
+            [observed[k] for k in keep],
+            [scale * expected[k] if scale != 1.0 else expected[k] for k in keep],
+            repro,
+        )
+
     def reference(self) -> Function64:
         """The function in float64 on the CPU (float32 where an op lacks float64)."""
         for ref in ("float64", "float32"):

@@ -43,14 +43,8 @@ def compiled(point: Point, full: tuple[int, ...]) -> None:
         )
         if eager is None or built is None:
             continue
-        keep = range(len(eager)) if what == "vjp" else point.floats
-        point.agree(
-            "compile",
-            f"compiled {what} vs eager {what}",
-            full,
-            [built[k] for k in keep],
-            [eager[k] for k in keep],
-            repro,
+        point.agree_on(
+            "compile", f"compiled {what} vs eager {what}", full, what, built, eager, repro
         )
 
 

@@ -41,15 +41,8 @@ def checkpoint(point: Point, full: tuple[int, ...]) -> None:
         )
         got = point.attempt(through, full, partial(call, wrapped), "checkpoint", repro)
         if ref is not None and got is not None:
-            keep = point.floats if path == "jvp" else range(len(ref))
-            point.agree(
-                "checkpoint",
-                f"{through} vs {path} of the function",
-                full,
-                [got[k] for k in keep],
-                [ref[k] for k in keep],
-                repro,
-            )
+            label = f"{through} vs {path} of the function"
+            point.agree_on("checkpoint", label, full, path, got, ref, repro)
         if point.found:
             return
 
@@ -147,15 +140,8 @@ def custom(point: Point, full: tuple[int, ...]) -> None:
                 repro,
             )
             return
-        keep = point.floats if path == "jvp" else range(len(ref))
-        point.agree(
-            "custom",
-            f"{path} through the {label} vs {scale:g}x {path} of the function",
-            traced,
-            [got[k] for k in keep],
-            [scale * ref[k] for k in keep],
-            repro,
-        )
+        paths = f"{path} through the {label} vs {scale:g}x {path} of the function"
+        point.agree_on("custom", paths, traced, path, got, ref, repro, scale)
         if point.found:
             return
     vmapped = Vmapped(point, full)
