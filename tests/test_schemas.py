@@ -121,7 +121,9 @@ def _set(path: tuple[Any, ...], value: Any) -> Callable[[dict[str, Any]], None]:
     def mutate(data: dict[str, Any]) -> None:
         node = data
         for key in path[:-1]:
-            node = node.setdefault(key, {}) if isinstance(key, str) else node[key]
+            if isinstance(key, str) and not isinstance(node.get(key), dict):
+                node[key] = {}  # an earlier change may have set it to a scalar or None
+            node = node[key]
         node[path[-1]] = value
 
     return mutate
