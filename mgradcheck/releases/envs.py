@@ -301,13 +301,13 @@ def run_logged(
         stopped = False
         try:
             while True:
-                try:
+                # Asked first: a stop that came before a quick exit still counts as a stop.
+                if (cancel is not None and cancel.is_set()) or time.monotonic() > deadline:
+                    stopped, code = True, -1
+                    break
+                with contextlib.suppress(subprocess.TimeoutExpired):
                     code = process.wait(timeout=0.5)
                     break
-                except subprocess.TimeoutExpired:
-                    if (cancel is not None and cancel.is_set()) or time.monotonic() > deadline:
-                        stopped, code = True, -1
-                        break
         finally:
             # Also after a normal exit: nothing the installer left running outlives it.
             with contextlib.suppress(ProcessLookupError, PermissionError):
