@@ -6,7 +6,7 @@ import enum
 import signal
 from collections.abc import Iterable
 
-from mgradcheck.outcomes import Verdict
+from mgradcheck.outcomes import Standing
 
 
 class ExitCode(enum.IntEnum):
@@ -26,6 +26,6 @@ class ExitCode(enum.IntEnum):
         return 128 + int(signum)
 
 
-def for_verdicts(verdicts: Iterable[Verdict]) -> ExitCode:
-    """0 when every verdict is as expected (or skipped), 1 otherwise."""
+def for_verdicts(verdicts: Iterable[Standing]) -> ExitCode:
+    """0 when every verdict is as expected (or skipped), or every test passed (or skipped); else 1."""
     return ExitCode.UNEXPECTED if any(v.is_failure for v in verdicts) else ExitCode.OK

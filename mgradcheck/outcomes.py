@@ -8,25 +8,65 @@ re-listed elsewhere.
 from __future__ import annotations
 
 import enum
+from typing import TypeAlias
 
 
 class Outcome(enum.Enum):
-    """What one run of a reproducer did, observed from outside the child."""
+    """What one run of a reproducer did, observed from outside the child.
+
+    A run of an upstream suite's test (``mgradcheck tests``) has no
+    expectation to be judged against: its outcome is what it means, and
+    reports show the outcome where a corpus run shows a verdict. So each
+    outcome also says what it means for a test, whether it fails a test
+    run, its colour and its badge tone.
+    """
 
     # label, meaning, and the JUnit element a failing verdict takes when this is the
-    # entry's most telling outcome: a dead, hung or stopped child is an "error", the rest "failure".
-    PASS = ("pass", "every check held", "failure")
-    FAIL = ("fail", "a check failed: the bug reproduced", "failure")
-    CRASH = ("crash", "killed by a signal, or exited non-zero without a result", "error")
-    ERROR = ("error", "raised an exception other than a failed check", "failure")
-    TIMEOUT = ("timeout", "ran past its timeout; its process group was killed", "error")
-    SKIP = ("skip", "a requirement was not met", "failure")
-    NOT_RUN = ("not run", "the run stopped before this entry finished", "error")
+    # entry's most telling outcome: a dead, hung or stopped child is an "error", the rest "failure";
+    # then what it means for a test of a suite, whether it fails a test run, colour, badge tone.
+    # fmt: off
+    PASS = ("pass", "every check held", "failure",
+            "the test passed", False, "green", "green")
+    FAIL = ("fail", "a check failed: the bug reproduced", "failure",
+            "an assertion failed (unittest's failure)", True, "red", "red")
+    CRASH = ("crash", "killed by a signal, or exited non-zero without a result", "error",
+             "its interpreter died: killed by a signal, or exited without a result", True,
+             "red", "red")
+    ERROR = ("error", "raised an exception other than a failed check", "failure",
+             "raised another exception, or its fixture failed (unittest's error)", True,
+             "magenta", "red")
+    TIMEOUT = ("timeout", "ran past its timeout; its process group was killed", "error",
+               "ran past its timeout; its process group was killed", True, "yellow", "red")
+    SKIP = ("skip", "a requirement was not met", "failure",
+            "skipped (a skip decorator, skipTest, pytest.skip), or an expected failure", False,
+            "blue", "grey")
+    NOT_RUN = ("not run", "the run stopped before this entry finished", "error",
+               "the run stopped before this test finished", True, "dim", "amber")
+    # fmt: on
 
-    def __init__(self, label: str, meaning: str, junit: str) -> None:
+    def __init__(
+        self,
+        label: str,
+        meaning: str,
+        junit: str,
+        test_meaning: str,
+        is_failure: bool,
+        colour: str,
+        tone: str,
+    ) -> None:
         self.label = label
         self.meaning = meaning
         self.junit = junit
+        self.test_meaning = test_meaning
+        self.is_failure = is_failure
+        self.colour = colour
+        self.tone = tone
+
+    def junit_element(self, outcome: Outcome | None = None) -> str:
+        """The JUnit child element of a test with this outcome: "" when it passed."""
+        if self is Outcome.PASS:
+            return ""
+        return "skipped" if self is Outcome.SKIP else self.junit
 
     @classmethod
     def from_label(cls, label: str) -> Outcome:
@@ -82,3 +122,17 @@ class Verdict(enum.Enum):
             if member.label == label:
                 return member
         raise ValueError(f"unknown verdict {label!r}")
+
+
+# What a result means in reports: its verdict when judged against the corpus, else its outcome.
+Standing: TypeAlias = Verdict | Outcome
+
+
+def counts_as_run(standing: Standing) -> bool:
+    """Whether a result with this standing ran to an answer (not skipped, not stopped)."""
+    return standing not in (Verdict.SKIPPED, Verdict.NOT_RUN, Outcome.SKIP, Outcome.NOT_RUN)
+
+
+def is_success(standing: Standing) -> bool:
+    """Whether this standing is the good one: as expected, or a test that passed."""
+    return standing in (Verdict.AS_EXPECTED, Outcome.PASS)

@@ -131,7 +131,7 @@ class EntryFailed(Exception):
     """An entry whose verdict fails (REGRESSED, FIXED, UNEXPECTED, not run)."""
 
     def __init__(self, result: EntryResult) -> None:
-        super().__init__(result.judgement.reason)
+        super().__init__(result.reason)
         self.result = result
 
 
@@ -173,13 +173,13 @@ class EntryItem(pytest.Item):
         self.user_properties += [
             ("verdict", result.verdict.label),
             ("outcome", result.outcome_text),
-            ("bug_expected", str(result.judgement.bug_expected).lower()),
-            ("reason", result.judgement.reason),
+            ("bug_expected", str(bool(result.judgement and result.judgement.bug_expected)).lower()),
+            ("reason", result.reason),
         ]
         element = result.verdict.junit_element(result.outcome)
         if element == "skipped":
             # Reported at the entry's file and line, as a skip marker's skip is.
-            raise pytest.skip.Exception(result.judgement.reason, _use_item_location=True)
+            raise pytest.skip.Exception(result.reason, _use_item_location=True)
         if element:
             raise EntryFailed(result)
 

@@ -3,7 +3,8 @@
 The colour is the worst verdict's tone (:attr:`Verdict.tone`): green when
 every entry behaved as the corpus expects, amber for a FIXED bug, a flaky
 entry or an incomplete run, red for a REGRESSED or UNEXPECTED one, grey when
-nothing ran. The colours are darker than shields.io's own so that white text
+nothing ran. A suite's tests (no verdicts) take their outcomes' tones: green
+when every test passed or skipped, red when one failed, crashed or hung. The colours are darker than shields.io's own so that white text
 keeps a 4.5:1 contrast, and the SVG names itself to screen readers
 (``role="img"``, ``aria-label``, ``<title>``).
 """
@@ -18,7 +19,7 @@ from typing import Any
 from packaging.version import InvalidVersion, Version
 
 from mgradcheck.atomic import STDOUT, write_text
-from mgradcheck.outcomes import Verdict
+from mgradcheck.outcomes import Outcome, counts_as_run, is_success
 from mgradcheck.reports import json_report
 from mgradcheck.reports.text import one_line
 from mgradcheck.run.results import Report
@@ -80,21 +81,28 @@ def _versions_label(report: Report) -> str:
 
 
 def summarise(report: Report, label: str | None = None) -> Badge:
-    """The badge's label, message and tone for a report (a merged one included)."""
-    ran = [r for r in report.results if r.verdict not in (Verdict.SKIPPED, Verdict.NOT_RUN)]
+    """The badge's label, message and tone for a report (a merged one included).
+
+    For a corpus run the message counts verdicts (``7/9 as expected, 1 FIXED``);
+    for a suite's tests it counts outcomes (``50/53 pass, 2 fail, 1 crash``).
+    """
+    ran = [r for r in report.results if counts_as_run(r.standing)]
     label = label if label is not None else _versions_label(report)
     if not ran:
         return Badge(label, "nothing ran", "grey")
     tally = report.tally()
-    parts = [f"{tally[Verdict.AS_EXPECTED]}/{len(ran)} {Verdict.AS_EXPECTED.label}"]
-    parts += [f"{tally[v]} {v.label}" for v in Verdict if v.is_failure and tally[v]]
-    flaky = sum(r.judgement.flaky for r in report.results)
+    vocabulary = report.vocabulary
+    good = next(v for v in vocabulary if is_success(v))
+    parts = [f"{tally[good]}/{len(ran)} {good.label}"]
+    parts += [f"{tally[v]} {v.label}" for v in vocabulary if v.is_failure and tally[v]]
+    flaky = sum(r.flaky for r in report.results)
     if flaky:
         parts.append(f"{flaky} flaky")
-    if report.interrupted and not tally[Verdict.NOT_RUN]:
+    stopped = any(r.outcome is Outcome.NOT_RUN for r in report.results)
+    if report.interrupted and not stopped:
         parts.append("incomplete")
     order = list(TONES)
-    tones = [r.verdict.tone for r in report.results]
+    tones = [r.standing.tone for r in report.results]
     if flaky or report.interrupted:
         tones.append("amber")
     return Badge(label, ", ".join(parts), max(tones, key=order.index))

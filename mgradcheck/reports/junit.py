@@ -5,7 +5,10 @@ One ``<testsuite>`` per environment (a merged report has several), one
 enums (:meth:`Verdict.junit_element`): a REGRESSED, FIXED or UNEXPECTED
 verdict fails the testcase, as an ``<error>`` when the child crashed or hung;
 a skip says why; an entry that behaved as the corpus expects passes, even when
-that means a known bug crashed.
+that means a known bug crashed. A test of a suite (``mgradcheck tests``) has
+no verdict and maps by its outcome (:meth:`Outcome.junit_element`): pass
+passes, fail and error are a ``<failure>``, crash, timeout and not run an
+``<error>``, skip is ``<skipped>`` with its reason.
 """
 
 from __future__ import annotations
@@ -44,21 +47,21 @@ def _testcase(suite: ET.Element, result: EntryResult) -> str:
         file=clean(result.path),
         time=f"{result.duration:.3f}",
     )
-    _properties(
-        case,
-        {
-            "verdict": result.verdict.label,
-            "outcome": result.outcome_text,
-            "flaky": str(result.judgement.flaky).lower(),
+    values = {"outcome": result.outcome_text, "flaky": str(result.flaky).lower()}
+    if result.judgement is not None:
+        values = {
+            "verdict": result.judgement.verdict.label,
+            **values,
             "bug_expected": str(result.judgement.bug_expected).lower(),
-        },
-    )
-    kind = result.verdict.junit_element(result.outcome)
-    message = one_line(f"{result.verdict.label}: {result.judgement.reason}", MESSAGE_CHARS)
+        }
+    _properties(case, values)
+    standing = result.standing
+    kind = standing.junit_element(result.outcome)
+    message = one_line(f"{standing.label}: {result.reason}", MESSAGE_CHARS)
     if kind == "skipped":
-        ET.SubElement(case, "skipped", message=one_line(result.judgement.reason, MESSAGE_CHARS))
+        ET.SubElement(case, "skipped", message=one_line(result.reason, MESSAGE_CHARS))
     elif kind:
-        element = ET.SubElement(case, kind, message=message, type=result.verdict.label)
+        element = ET.SubElement(case, kind, message=message, type=standing.label)
         element.text = details(result, streams=False)
         run = telling_run(result)
         if run is not None and run.stdout.strip():

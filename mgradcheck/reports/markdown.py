@@ -1,7 +1,9 @@
 """A Markdown summary for a CI job page (GitHub's job summary, or any Markdown viewer).
 
 Counts first, then a table of the verdicts that need a person (the same rows
-that make the exit status 1), then every entry in a collapsed table. GitHub
+that make the exit status 1), then every entry in a collapsed table. A report
+of a suite's tests has no verdicts: it counts outcomes, says how each maps
+onto JUnit, and lists the tests that did not pass or skip. GitHub
 refuses a step summary over 1 MiB, so rows that do not fit are dropped from
 the end with a note saying how many.
 """
@@ -13,7 +15,7 @@ import re
 from pathlib import Path
 
 from mgradcheck.atomic import write_text
-from mgradcheck.outcomes import Verdict
+from mgradcheck.outcomes import Outcome, Verdict
 from mgradcheck.reports.text import one_line
 from mgradcheck.run.results import EntryResult, Report
 from mgradcheck.wording import count
@@ -42,13 +44,17 @@ def _code(text: str) -> str:
 
 
 def _row(r: EntryResult, columns: tuple[str, ...]) -> str:
+    outcome = _cell(r.outcome_text + (" (flaky)" if r.flaky else ""))
+    if r.judgement is None and r.standing.is_failure:
+        outcome = f"**{outcome}**"
     values = {
         "entry": _code(r.id),
+        "test": _code(r.id),
         "environment": _cell(r.environment.label),
-        "outcome": _cell(r.outcome_text + (" (flaky)" if r.judgement.flaky else "")),
-        "verdict": f"**{r.verdict.label}**" if r.verdict.is_failure else r.verdict.label,
+        "outcome": outcome,
+        "verdict": f"**{r.standing.label}**" if r.standing.is_failure else r.standing.label,
         "time": f"{r.duration:.1f}s",
-        "reason": _cell(r.judgement.reason),
+        "reason": _cell(r.reason),
     }
     return "| " + " | ".join(values[c] for c in columns) + " |"
 
@@ -68,14 +74,22 @@ def render(report: Report, limit: int = GITHUB_LIMIT) -> str:
     partial = report.meta.get("partial")
     if isinstance(partial, dict):
         lines += [
-            f"> **Partial:** {partial.get('finished')} of {partial.get('planned')} entries had "
+            f"> **Partial:** {partial.get('finished')} of {partial.get('planned')} {report.nouns} had "
             "finished when this was written; the run did not complete.",
             "",
         ]
     elif report.interrupted:
-        lines += ["> **Interrupted:** entries marked *not run* did not finish.", ""]
-    lines += ["| verdict | entries | meaning |", "|---|--:|---|"]
-    lines += [f"| {v.label} | {tally[v]} | {v.meaning} |" for v in Verdict if tally[v]]
+        lines += [f"> **Interrupted:** {report.nouns} marked *not run* did not finish.", ""]
+    if report.judged:
+        lines += ["| verdict | entries | meaning |", "|---|--:|---|"]
+        lines += [f"| {v.label} | {tally[v]} | {v.meaning} |" for v in Verdict if tally[v]]
+    else:
+        lines += ["| outcome | tests | meaning | JUnit |", "|---|--:|---|---|"]
+        lines += [
+            f"| {o.label} | {tally[o]} | {o.test_meaning} | {o.junit_element() or 'passed'} |"
+            for o in Outcome
+            if tally[o]
+        ]
     envs = ", ".join(
         f"{_code(e.label)} ({_cell(e.hardware or e.device or '?')}, {_cell(e.platform)})"
         for e in report.environments
@@ -99,15 +113,18 @@ def render(report: Report, limit: int = GITHUB_LIMIT) -> str:
             budget -= size
         return out
 
-    unexpected = [r for r in report.results if r.verdict.is_failure]
+    unexpected = [r for r in report.results if r.standing.is_failure]
+    short: tuple[str, ...] = ("entry", "environment", "outcome", "verdict", "reason")
+    full: tuple[str, ...] = ("entry", "environment", "outcome", "verdict", "time", "reason")
+    if not report.judged:
+        short = ("test", "environment", "outcome", "reason")
+        full = ("test", "environment", "outcome", "time", "reason")
     if unexpected:
         lines += [f"### Needs attention ({len(unexpected)})", ""]
-        lines += table(unexpected, ("entry", "environment", "outcome", "verdict", "reason"))
+        lines += table(unexpected, short)
         lines.append("")
-    lines += [f"<details><summary>All {count(len(report.results), 'entry')}</summary>", ""]
-    lines += table(
-        list(report.results), ("entry", "environment", "outcome", "verdict", "time", "reason")
-    )
+    lines += [f"<details><summary>All {count(len(report.results), report.noun)}</summary>", ""]
+    lines += table(list(report.results), full)
     lines += ["", "</details>", ""]
     if dropped:
         lines += [

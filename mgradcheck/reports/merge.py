@@ -3,7 +3,8 @@
 Each result keeps the environment it ran in, so one merged report can hold
 the same entry on CPU and on Metal. Merging refuses what it cannot merge
 honestly: files of different schema versions, and the same entry twice in the
-same environment (overlapping shards, or a file given twice).
+same environment (overlapping shards, or a file given twice), and a corpus
+report with a report of a suite's tests (verdicts and outcomes do not add up).
 """
 
 from __future__ import annotations
@@ -60,6 +61,11 @@ def merge(reports: Sequence[Report], names: Sequence[str] = ()) -> Report:
             results.append(result)
             if result.environment not in environments:
                 environments.append(result.environment)
+    if len({r.judged for r in reports if r.results}) > 1:
+        raise ValueError(
+            "cannot merge a report of corpus entries with a report of a suite's tests: "
+            "one counts verdicts, the other outcomes"
+        )
     versions = sorted({r.mgradcheck for r in reports if r.mgradcheck})
     return Report(
         results=tuple(results),

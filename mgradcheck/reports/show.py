@@ -45,7 +45,7 @@ def _last_known(entry: Entry) -> list[str]:
             env = result.environment
             return [
                 f"{result.outcome_text} -> {result.verdict.label} on {env.label} ({report.finished})",
-                f"  {result.judgement.reason}",
+                f"  {result.reason}",
             ]
     return ["not in the last recorded run"]
 

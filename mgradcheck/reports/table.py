@@ -24,15 +24,18 @@ def _first_line(text: str) -> str:
 
 
 def render(report: Report, console: Console) -> None:
+    """One row per result; a test's outcome, coloured, stands where an entry's verdict would."""
     from rich import box
     from rich.table import Table
 
-    header = ("id", "outcome", "verdict", "time")
+    judged = report.judged
+    header = ("id", "outcome", "verdict", "time") if judged else ("id", "outcome", "time")
     cells = [
-        (printable(r.id), r.outcome_text + (" (flaky)" if r.judgement.flaky else ""), r.verdict.label,
-         f"{r.duration:.1f}s")
+        (printable(r.id), r.outcome_text + (" (flaky)" if r.flaky else ""))
+        + ((r.standing.label,) if judged else ())
+        + (f"{r.duration:.1f}s",)
         for r in report.results
-    ]  # fmt: skip
+    ]
     widths = [max(len(text) for text in column) for column in zip(header, *cells, strict=False)]
     widths[1] = min(widths[1], OUTCOME_MAX)
     # Between two columns: a space of padding and a blank rule. The reason gets what is left,
@@ -41,13 +44,19 @@ def render(report: Report, console: Console) -> None:
     table = Table(box=box.SIMPLE_HEAD, padding=(0, 1, 0, 0), pad_edge=False, show_edge=False)
     table.add_column("id", style="bold", no_wrap=True, min_width=widths[0])
     table.add_column("outcome", width=widths[1])
-    table.add_column("verdict", no_wrap=True, min_width=widths[2])
-    table.add_column("time", justify="right", no_wrap=True, min_width=widths[3])
+    if judged:
+        table.add_column("verdict", no_wrap=True, min_width=widths[2])
+    table.add_column("time", justify="right", no_wrap=True, min_width=widths[-1])
     table.add_column("reason", no_wrap=True)
-    for r, (entry_id, outcome, verdict, seconds) in zip(report.results, cells, strict=True):
+    for r, row in zip(report.results, cells, strict=True):
+        colour = r.standing.colour
+        entry_id, outcome, *standing, seconds = row
+        coloured = [f"[{colour}]{text}[/]" for text in standing]
+        if not judged:
+            outcome = f"[{colour}]{outcome}[/]"
         table.add_row(
-            markup_safe(entry_id), outcome, f"[{r.verdict.colour}]{verdict}[/]", seconds,
-            markup_safe(cut(_first_line(printable(r.judgement.reason)), reason_width)),
+            markup_safe(entry_id), outcome, *coloured, seconds,
+            markup_safe(cut(_first_line(printable(r.reason)), reason_width)),
         )  # fmt: skip
     console.print(table)
     envs = markup_safe(

@@ -50,14 +50,18 @@ def details(result: EntryResult, limit: int = TAIL_CHARS, streams: bool = True) 
     ``streams=False`` leaves out stdout and stderr, for formats that hold them elsewhere.
     """
     env = result.environment
+    judgement = result.judgement
     lines = [
-        f"{result.verdict.label}: {clean(result.judgement.reason)}",
-        f"entry: {result.id} ({result.path})",
-        f"outcome: {result.outcome_text}" + (" (flaky)" if result.judgement.flaky else ""),
-        f"bug signature: {result.signature or '?'}; bug expected here: "
-        + ("yes" if result.judgement.bug_expected else "no"),
-        f"environment: {env.label} on {env.device or '?'} ({env.platform})",
+        f"{result.standing.label}: {clean(result.reason)}",
+        f"{'entry' if judgement is not None else 'test'}: {result.id} ({result.path})",
+        f"outcome: {result.outcome_text}" + (" (flaky)" if result.flaky else ""),
     ]
+    if judgement is not None:
+        lines.append(
+            f"bug signature: {result.signature or '?'}; bug expected here: "
+            + ("yes" if judgement.bug_expected else "no")
+        )
+    lines.append(f"environment: {env.label} on {env.device or '?'} ({env.platform})")
     run = telling_run(result)
     if run is not None:
         if run.signal:

@@ -3,6 +3,12 @@
 Every writer (terminal, JSON, JUnit, Markdown, badge) reads these objects and
 nothing else. ``Report.to_json``/``from_json`` define the versioned JSON schema,
 pinned by a contract test.
+
+A result of a corpus entry carries a judgement (its verdict against the
+corpus's expectation); a result of an upstream suite's test has none, and
+reports show its outcome instead: a result's *standing* is its verdict when
+judged, else its outcome. A test's JSON result has ``"verdict": null``, and
+its report counts outcomes.
 """
 
 from __future__ import annotations
@@ -11,10 +17,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from mgradcheck.outcomes import Outcome, Verdict
+from mgradcheck.outcomes import Outcome, Standing, Verdict
 from mgradcheck.run.observation import Environment, Observation
 from mgradcheck.run.verdict import Judgement, counts
-from mgradcheck.wording import count
+from mgradcheck.wording import count, plural
 
 SCHEMA = "mgradcheck-report"
 SCHEMA_VERSION = 1
@@ -22,20 +28,42 @@ SCHEMA_VERSION = 1
 
 @dataclass(frozen=True)
 class EntryResult:
-    """Every run of one entry in one environment, and what they mean."""
+    """Every run of one entry (or test) in one environment, and what they mean."""
 
     id: str
     title: str
     path: str
     runs: tuple[Observation, ...]
-    judgement: Judgement
+    judgement: Judgement | None  # None: a test of a suite, not judged against the corpus
     environment: Environment
     tags: tuple[str, ...] = ()
     signature: str = ""
 
     @property
     def verdict(self) -> Verdict:
+        """The verdict of a corpus entry's result (a test's result has none: see ``standing``)."""
+        if self.judgement is None:
+            raise ValueError(f"{self.id} is a test's result, not judged against the corpus")
         return self.judgement.verdict
+
+    @property
+    def standing(self) -> Standing:
+        """What the result means in reports: its verdict, or for a test its outcome."""
+        return self.judgement.verdict if self.judgement is not None else self.outcome
+
+    @property
+    def reason(self) -> str:
+        """Why it stands as it does: the judgement's reason, or the telling run's."""
+        if self.judgement is not None:
+            return self.judgement.reason
+        run = next((r for r in self.runs if r.outcome is self.outcome), None)
+        return run.reason if run is not None else ""
+
+    @property
+    def flaky(self) -> bool:
+        if self.judgement is not None:
+            return self.judgement.flaky
+        return len({r.outcome for r in self.runs}) > 1
 
     @property
     def outcome_text(self) -> str:
@@ -72,10 +100,15 @@ class EntryResult:
             "outcome": self.outcome.label,
             "outcomes": self.outcome_text,
             "duration": round(self.duration, 4),
-            **self.judgement.to_json(),
+            **self._judgement_json(),
             "environment": self.environment.to_json(),
             "runs": [r.to_json() for r in self.runs],
         }
+
+    def _judgement_json(self) -> dict[str, Any]:
+        if self.judgement is not None:
+            return self.judgement.to_json()
+        return {"verdict": None, "reason": self.reason, "bug_expected": None, "flaky": self.flaky}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> EntryResult:
@@ -84,7 +117,7 @@ class EntryResult:
             title=data.get("title", ""),
             path=data.get("path", ""),
             runs=tuple(Observation.from_json(r) for r in data.get("runs", [])),
-            judgement=Judgement.from_json(data),
+            judgement=Judgement.from_json(data) if data.get("verdict") is not None else None,
             environment=Environment.from_json(data["environment"]),
             tags=tuple(data.get("tags", [])),
             signature=data.get("signature", ""),
@@ -103,14 +136,33 @@ class Report:
     mgradcheck: str = ""
     meta: dict[str, Any] = field(default_factory=dict)
 
-    def tally(self) -> Counter[Verdict]:
-        return Counter(r.verdict for r in self.results)
+    @property
+    def judged(self) -> bool:
+        """Whether its results carry verdicts (a corpus run) or only outcomes (a suite's tests)."""
+        return all(r.judgement is not None for r in self.results)
+
+    @property
+    def vocabulary(self) -> tuple[Standing, ...]:
+        """What its results stand by, in display order: the verdicts, or the outcomes."""
+        return tuple(Verdict) if self.judged else tuple(Outcome)
+
+    @property
+    def noun(self) -> str:
+        """What one of its results is: an ``entry`` (a corpus run) or a ``test`` (a suite's)."""
+        return "entry" if self.judged else "test"
+
+    @property
+    def nouns(self) -> str:
+        return plural(2, self.noun)
+
+    def tally(self) -> Counter[Standing]:
+        return Counter(r.standing for r in self.results)
 
     def summary_line(self) -> str:
         tally = self.tally()
-        parts = [f"{tally[v]} {v.label}" for v in Verdict if tally[v]]
+        parts = [f"{tally[v]} {v.label}" for v in self.vocabulary if tally[v]]
         text = ", ".join(parts) if parts else "nothing ran"
-        return f"{count(len(self.results), 'entry')}: {text}" + (
+        return f"{count(len(self.results), self.noun)}: {text}" + (
             " (interrupted)" if self.interrupted else ""
         )
 
@@ -124,7 +176,7 @@ class Report:
             "finished": self.finished,
             "interrupted": self.interrupted,
             "environments": [e.to_json() for e in self.environments],
-            "counts": {v.label: tally[v] for v in Verdict},
+            "counts": {v.label: tally[v] for v in self.vocabulary},
             "meta": self.meta,
             "results": [r.to_json() for r in self.results],
         }

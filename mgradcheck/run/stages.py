@@ -166,7 +166,7 @@ def execute(
 def exit_code(report: Report, interrupted: Interrupted | None = None) -> int:
     if interrupted is not None:
         return interrupted.exit_code
-    return for_verdicts(r.verdict for r in report.results)
+    return for_verdicts(r.standing for r in report.results)
 
 
 __all__ = ["ExitCode", "execute", "exit_code", "load_corpus", "prepare", "select"]

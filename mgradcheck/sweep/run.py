@@ -144,7 +144,7 @@ def confirm(
         ok = result.outcome is not Outcome.PASS and result.verdict is Verdict.AS_EXPECTED
         confirmed[path] = (
             ok,
-            f"{result.outcome_text} -> {result.verdict.label}: {result.judgement.reason}",
+            f"{result.outcome_text} -> {result.verdict.label}: {result.reason}",
         )
     return confirmed
 
