@@ -20,6 +20,7 @@ from mgradcheck.cli.releases import bisect, matrix
 from mgradcheck.cli.report import badge, report
 from mgradcheck.cli.run import run
 from mgradcheck.cli.sweep import sweep
+from mgradcheck.cli.tests import tests
 from mgradcheck.exitcodes import ExitCode
 
 
@@ -37,6 +38,7 @@ def cli() -> None:
 
 for command in (
     run,
+    tests,
     list_,
     show,
     validate,

@@ -3,7 +3,9 @@
 Releases run in parallel, each in its cached environment, through the same
 results store as ``bisect``, so a matrix after a bisect (or a second matrix)
 runs only what is new. The result renders as a terminal table, Markdown (for
-release notes and CI summaries) and JSON.
+release notes and CI summaries) and JSON: releases down and entries across
+for the corpus, or (``by_item``) items down and releases across, as
+``tests --matrix`` shows the many tests of a suite on a few releases.
 """
 
 from __future__ import annotations
@@ -25,7 +27,15 @@ from mgradcheck.releases.bisect import COMPARE, tag
 from mgradcheck.releases.commits import follows
 from mgradcheck.releases.index import Listing, list_releases, parse_range
 from mgradcheck.releases.regress import Judged, RegressOn, State, judge, judge_run, recorded
-from mgradcheck.releases.runs import Settings, Status, build_commit, run_release
+from mgradcheck.releases.runs import (
+    Execute,
+    R,
+    Runnable,
+    Settings,
+    Status,
+    build_commit,
+    run_release,
+)
 from mgradcheck.run.display import Progress, markup_safe
 from mgradcheck.run.results import Report
 from mgradcheck.run.runner import Runner
@@ -75,7 +85,7 @@ class Matrix:
     backend: str
     regress_on: RegressOn
     versions: tuple[Version, ...]
-    entries: tuple[Entry, ...]
+    entries: tuple[Runnable, ...]
     cells: dict[tuple[str, Version], Judged]
     interrupted: bool = False
     signum: int = 0  # the signal that interrupted it (SIGINT, SIGTERM), for the exit status
@@ -119,7 +129,9 @@ class Matrix:
         }
 
 
-def _skipped(entry: Entry, version: Version) -> Judged | None:
+def _skipped(entry: Runnable, version: Version) -> Judged | None:
+    if not isinstance(entry, Entry):
+        return None
     spec = entry.requires.mlx
     if spec is None or spec.contains(version, prereleases=True):
         return None
@@ -127,7 +139,7 @@ def _skipped(entry: Entry, version: Version) -> Judged | None:
 
 
 def run_matrix(
-    entries: Sequence[Entry],
+    entries: Sequence[R],
     versions: Sequence[Version],
     settings: Settings,
     regress_on: RegressOn = RegressOn.SIGNATURE,
@@ -135,8 +147,12 @@ def run_matrix(
     jobs: int = 2,
     status: Status | None = None,
     on_release: Callable[[Version], None] | None = None,
+    execute: Execute[R] | None = None,
 ) -> Matrix:
-    """Run every entry on every release, ``jobs`` releases at a time; stop cleanly on an interrupt."""
+    """Run every entry on every release, ``jobs`` releases at a time; stop cleanly on an interrupt.
+
+    ``execute`` runs items that are not corpus entries (see :func:`run_release`).
+    """
     cells: dict[tuple[str, Version], Judged] = {}
     lock = threading.Lock()
     cancel = threading.Event()
@@ -160,7 +176,7 @@ def run_matrix(
             else:
                 todo.append(entry)
         if todo and not cancel.is_set():
-            runs = run_release(version, todo, settings, status, cancel, track)
+            runs = run_release(version, todo, settings, status, cancel, track, execute)
             for entry, run in zip(todo, runs, strict=True):
                 cell = judge_run(entry, run, regress_on, pattern)
                 if not cancel.is_set() or cell.state is not State.UNKNOWN:  # stopped says nothing
@@ -219,17 +235,19 @@ def chosen_releases(
 
 
 def run_shown(
-    entries: Sequence[Entry],
+    entries: Sequence[R],
     versions: Sequence[Version],
     settings: Settings,
     regress_on: RegressOn,
     pattern: str | None,
     jobs: int,
     progress: Progress,
+    execute: Execute[R] | None = None,
+    noun: str = "entry",
 ) -> Matrix:
-    """:func:`run_matrix`, one progress step per release."""
+    """:func:`run_matrix`, one progress step per release; ``noun`` names one of ``entries``."""
     progress.start(
-        f"matrix: {count(len(entries), 'entry')} x {count(len(versions), 'release')}",
+        f"matrix: {count(len(entries), noun)} x {count(len(versions), 'release')}",
         total=len(versions),
     )
 
@@ -239,7 +257,15 @@ def run_shown(
 
     try:
         return run_matrix(
-            entries, versions, settings, regress_on, pattern, jobs, progress.status, finished
+            entries,
+            versions,
+            settings,
+            regress_on,
+            pattern,
+            jobs,
+            progress.status,
+            finished,
+            execute,
         )
     finally:
         progress.stop()
@@ -271,7 +297,7 @@ def with_commits(
 
 
 def matrix_of(
-    entries: Sequence[Entry],
+    entries: Sequence[R],
     settings: Settings,
     version_range: str | None,
     regress_on: RegressOn,
@@ -279,6 +305,8 @@ def matrix_of(
     jobs: int,
     progress: Progress,
     commit_refs: Sequence[str] = (),
+    execute: Execute[R] | None = None,
+    noun: str = "entry",
 ) -> Matrix:
     """The whole ``matrix`` command below its options: list the releases (and build the commits
     asked for), run them, with progress."""
@@ -293,7 +321,9 @@ def matrix_of(
         )
     else:
         _, versions = chosen_releases(settings, version_range)
-    return run_shown(entries, versions, settings, regress_on, pattern, jobs, progress)
+    return run_shown(
+        entries, versions, settings, regress_on, pattern, jobs, progress, execute, noun
+    )
 
 
 def from_reports(
@@ -347,26 +377,40 @@ def _cell_text(matrix: Matrix, entry_id: str, version: Version) -> str:
     return cell.outcome if cell.outcome != "unavailable" else "n/a"
 
 
-def render_markdown(matrix: Matrix) -> str:
-    """A table to paste into a release note: releases down, entries across, flips in bold with an arrow."""
+def _markdown_cell(matrix: Matrix, entry_id: str, version: Version) -> str:
+    text = _cell_text(matrix, entry_id, version)
+    if version in matrix.flip_versions(entry_id):
+        return f"**→ {text}**"
+    if matrix.cell(entry_id, version).state is State.UNKNOWN:
+        return f"_{text}_"
+    return text
+
+
+def render_markdown(
+    matrix: Matrix, by_item: bool = False, subject: str = "the mgradcheck corpus"
+) -> str:
+    """A table to paste into a release note: flips in bold with an arrow.
+
+    Releases down and entries across; ``by_item``: entries down, releases across.
+    """
     ids = [e.id for e in matrix.entries]
-    lines = [
-        f"### MLX releases against the mgradcheck corpus ({matrix.target})",
-        "",
-        "| MLX | " + " | ".join(f"`{i}`" for i in ids) + " |",
-        "|---|" + "---|" * len(ids),
-    ]
-    flips = {i: matrix.flip_versions(i) for i in ids}
-    for version in reversed(matrix.versions):
-        row = []
+    lines = [f"### MLX releases against {subject} ({matrix.target})", ""]
+    if by_item:
+        lines += [
+            "| id | " + " | ".join(str(v) for v in matrix.versions) + " |",
+            "|---|" + "---|" * len(matrix.versions),
+        ]
         for entry_id in ids:
-            text = _cell_text(matrix, entry_id, version)
-            if version in flips[entry_id]:
-                text = f"**→ {text}**"
-            elif matrix.cell(entry_id, version).state is State.UNKNOWN:
-                text = f"_{text}_"
-            row.append(text)
-        lines.append(f"| {version} | " + " | ".join(row) + " |")
+            row = [_markdown_cell(matrix, entry_id, v) for v in matrix.versions]
+            lines.append(f"| `{entry_id}` | " + " | ".join(row) + " |")
+    else:
+        lines += [
+            "| MLX | " + " | ".join(f"`{i}`" for i in ids) + " |",
+            "|---|" + "---|" * len(ids),
+        ]
+        for version in reversed(matrix.versions):
+            row = [_markdown_cell(matrix, entry_id, version) for entry_id in ids]
+            lines.append(f"| {version} | " + " | ".join(row) + " |")
     lines += [
         "",
         f"**→** marks the release where an entry flips, bad meaning {matrix.regress_on.meaning}; "
@@ -399,8 +443,8 @@ def _flip_lines(matrix: Matrix, markdown: bool) -> list[str]:
     return lines
 
 
-def _recorded(entry: Entry, flip: Flip, matrix: Matrix) -> str:
-    if matrix.regress_on is not RegressOn.SIGNATURE:
+def _recorded(entry: Runnable, flip: Flip, matrix: Matrix) -> str:
+    if matrix.regress_on is not RegressOn.SIGNATURE or not isinstance(entry, Entry):
         return ""
     device = "cuda" if matrix.backend.startswith("cuda") else matrix.backend
     found = recorded(entry, device, flip.now is State.GOOD, flip.before, flip.after)
@@ -409,25 +453,36 @@ def _recorded(entry: Entry, flip: Flip, matrix: Matrix) -> str:
     return f" (corpus: {found.key} {found.version}{'' if found.agrees else ', which disagrees'})"
 
 
-def render_table(matrix: Matrix, console: Console) -> None:
+def _table_cell(matrix: Matrix, entry_id: str, version: Version) -> str:
+    cell = matrix.cell(entry_id, version)
+    text = _cell_text(matrix, entry_id, version)
+    mark = "→ " if version in matrix.flip_versions(entry_id) else ""
+    style = f"bold {cell.state.colour}" if mark else cell.state.colour
+    return f"[{style}]{mark}{markup_safe(text)}[/]"
+
+
+def render_table(matrix: Matrix, console: Console, by_item: bool = False) -> None:
+    """Releases down (newest first) and entries across; ``by_item``: entries down, releases across."""
     from rich.table import Table
 
-    console.print(f"[bold]MLX releases[/] ({matrix.target}), newest first", highlight=False)
     table = Table(show_lines=False)
-    table.add_column("MLX", style="bold", no_wrap=True)
     ids = [e.id for e in matrix.entries]
-    for entry_id in ids:
-        table.add_column(entry_id, overflow="fold")
-    flips = {i: matrix.flip_versions(i) for i in ids}
-    for version in reversed(matrix.versions):
-        row = []
+    if by_item:
+        console.print(f"[bold]MLX releases[/] ({matrix.target})", highlight=False)
+        table.add_column("id", style="bold", overflow="fold")
+        for version in matrix.versions:
+            table.add_column(str(version), no_wrap=True)
         for entry_id in ids:
-            cell = matrix.cell(entry_id, version)
-            text = _cell_text(matrix, entry_id, version)
-            mark = "→ " if version in flips[entry_id] else ""
-            style = f"bold {cell.state.colour}" if mark else cell.state.colour
-            row.append(f"[{style}]{mark}{markup_safe(text)}[/]")
-        table.add_row(str(version), *row)
+            table.add_row(
+                markup_safe(entry_id), *(_table_cell(matrix, entry_id, v) for v in matrix.versions)
+            )
+    else:
+        console.print(f"[bold]MLX releases[/] ({matrix.target}), newest first", highlight=False)
+        table.add_column("MLX", style="bold", no_wrap=True)
+        for entry_id in ids:
+            table.add_column(markup_safe(entry_id), overflow="fold")
+        for version in reversed(matrix.versions):
+            table.add_row(str(version), *(_table_cell(matrix, i, version) for i in ids))
     console.print(table)
     console.print(
         f"→ the release where an entry flips; [red]bad[/] means {matrix.regress_on.meaning}; "

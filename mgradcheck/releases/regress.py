@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # kept light: the command line builds its --help from Regress
     from packaging.version import Version
 
     from mgradcheck.corpus.entry import Entry
-    from mgradcheck.releases.runs import ReleaseRun
+    from mgradcheck.releases.runs import ReleaseRun, Runnable
     from mgradcheck.run.observation import Observation
 
 
@@ -80,13 +80,15 @@ def _unresolved(runs: Sequence[Observation]) -> str | None:
 
 
 def judge(
-    entry: Entry, runs: Sequence[Observation], regress_on: RegressOn, pattern: str | None = None
+    entry: Runnable, runs: Sequence[Observation], regress_on: RegressOn, pattern: str | None = None
 ) -> tuple[State, str]:
     """Bad, good or unknown for these runs, and a short reason. Pure.
 
     One bad run makes the release bad (bugs can be intermittent; ``repeat``
     exists for them). A timeout is unknown unless it is what is asked about.
+    Only a corpus entry has a signature; anything else is judged by outcome.
     """
+    from mgradcheck.corpus.entry import Entry
     from mgradcheck.run.verdict import MatchTimeout, matches, search
 
     why = _unresolved(runs)
@@ -95,6 +97,8 @@ def judge(
     first = runs[0].reason or runs[0].outcome.label
     hits: list[Observation]
     if regress_on is RegressOn.SIGNATURE:
+        if not isinstance(entry, Entry):
+            raise ValueError(f"{entry.id} has no bug signature to regress on")
         try:
             hits = [r for r in runs if matches(entry.bug, r)]
         except MatchTimeout as exc:
@@ -152,7 +156,7 @@ class Judged:
 
 
 def judge_run(
-    entry: Entry, run: ReleaseRun, regress_on: RegressOn, pattern: str | None = None
+    entry: Runnable, run: ReleaseRun, regress_on: RegressOn, pattern: str | None = None
 ) -> Judged:
     """A release run, judged; a release that could not run at all is unknown."""
     if run.problem is not None:

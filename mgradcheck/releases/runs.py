@@ -1,10 +1,13 @@
 """Run entries on one MLX release: in its cached environment, through the results store.
 
 Shared by ``bisect`` (one entry, one release at a time) and ``matrix`` (many
-entries, releases in parallel). An entry already in the store for this
-release, backend and platform is not run again; a release that cannot be
-installed or started gives every entry a :class:`ReleaseRun` with a problem
-instead of runs, which the callers read as Unknown.
+entries, releases in parallel), and by ``tests --matrix`` for the tests of an
+upstream suite: anything :class:`Runnable` (an id, a title, a content hash)
+with a way to run it (:data:`Execute`; corpus entries by default). An item
+already in the store for this release, backend and platform is not run again;
+a release that cannot be installed or started gives every item a
+:class:`ReleaseRun` with a problem instead of runs, which the callers read as
+Unknown.
 """
 
 from __future__ import annotations
@@ -14,11 +17,12 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Protocol, TypeVar, cast
 
 from packaging.version import InvalidVersion, Version
 
 from mgradcheck.corpus.entry import Entry
-from mgradcheck.errors import EnvironmentFailure, UsageError
+from mgradcheck.errors import EnvironmentFailure, Interrupted, UsageError
 from mgradcheck.releases import builds, commits, envs, sources
 from mgradcheck.releases.index import Source, Target, default_backend, list_releases
 from mgradcheck.releases.store import ProbeKey, ResultsStore, StoredRuns
@@ -30,6 +34,28 @@ from mgradcheck.run.stages import prepare
 from mgradcheck.run.verdict import counts
 
 Status = Callable[[str], None]
+
+
+class Runnable(Protocol):
+    """What the store and the release machinery need of a thing they run: a corpus entry, a test."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def title(self) -> str: ...
+    @property
+    def content_hash(self) -> str: ...
+
+
+R = TypeVar("R", bound=Runnable)
+OnRunner = Callable[[Runner | None], None]
+# Runs items in an environment: (command, environment, items, on_runner) -> each item's runs,
+# in order, and the interrupt that stopped it, if any. Every Runner it makes is shown to
+# on_runner (then None when done), so that a matrix can stop it.
+Execute = Callable[
+    [ChildCommand, Environment, Sequence[R], "OnRunner | None"],
+    tuple[list[tuple[Observation, ...]], "Interrupted | None"],
+]
 
 
 @dataclass(frozen=True)
@@ -123,8 +149,8 @@ class Settings:
             self.retry_failed,
         )
 
-    def key(self, entry: Entry, version: Version) -> ProbeKey:
-        return ProbeKey(entry.content_hash, str(version), self.target.backend, self.target.platform)
+    def key(self, item: Runnable, version: Version) -> ProbeKey:
+        return ProbeKey(item.content_hash, str(version), self.target.backend, self.target.platform)
 
 
 @dataclass(frozen=True)
@@ -143,7 +169,7 @@ class ReleaseRun:
         return "unavailable" if self.problem and not self.runs else counts(self.runs)
 
 
-def from_store(entry: Entry, version: Version, settings: Settings) -> ReleaseRun | None:
+def from_store(entry: Runnable, version: Version, settings: Settings) -> ReleaseRun | None:
     if not settings.use_cached:
         return None
     stored = settings.store.get(settings.key(entry, version))
@@ -192,15 +218,34 @@ def open_release(
     return command, environment
 
 
+def run_entries(
+    command: ChildCommand,
+    environment: Environment,
+    entries: Sequence[Entry],
+    on_runner: OnRunner | None,
+) -> tuple[list[tuple[Observation, ...]], Interrupted | None]:
+    """The default :data:`Execute`: corpus entries, each in its own child, one at a time."""
+    runner = Runner(command, environment, RunOptions(jobs=1), Silent())
+    if on_runner is not None:
+        on_runner(runner)
+    try:
+        outcome = runner.run(entries)
+    finally:
+        if on_runner is not None:
+            on_runner(None)
+    return [r.runs for r in outcome.results], outcome.interrupted
+
+
 def run_release(
     version: Version,
-    entries: Sequence[Entry],
+    entries: Sequence[R],
     settings: Settings,
     status: Status | None = None,
     cancel: threading.Event | None = None,
-    on_runner: Callable[[Runner | None], None] | None = None,
+    on_runner: OnRunner | None = None,
+    execute: Execute[R] | None = None,
 ) -> list[ReleaseRun]:
-    """Every entry on this release, running only those the store lacks.
+    """Every item on this release, running only those the store lacks (corpus entries by default).
 
     Raises :class:`~mgradcheck.errors.Interrupted` when the user stops the run (what finished is stored).
     """
@@ -229,23 +274,18 @@ def run_release(
             command, environment = _prepare(env)
             if not _same_release(environment, version):
                 return problem(f"the environment for {version} runs mlx {environment.mlx}")
-            runner = Runner(command, environment, RunOptions(jobs=1), Silent())
-            if on_runner is not None:
-                on_runner(runner)
-            try:
-                outcome = runner.run(missing)
-            finally:
-                if on_runner is not None:
-                    on_runner(None)
+            if execute is not None:
+                results, interrupted = execute(command, environment, missing, on_runner)
+            else:  # without a way to run them, the items are corpus entries
+                entries_ = cast("list[Entry]", missing)
+                results, interrupted = run_entries(command, environment, entries_, on_runner)
     except (EnvironmentFailure, UsageError) as exc:  # not installed, or its interpreter unusable
         return problem(str(exc))
-    if outcome.interrupted is not None:
-        raise outcome.interrupted
-    for entry, result in zip(missing, outcome.results, strict=True):
-        settings.store.put(
-            StoredRuns(settings.key(entry, version), entry.id, result.runs, environment)
-        )
-        done[entry.id] = ReleaseRun(version, entry.id, result.runs, environment)
+    for entry, runs in zip(missing, results, strict=True):
+        settings.store.put(StoredRuns(settings.key(entry, version), entry.id, runs, environment))
+        done[entry.id] = ReleaseRun(version, entry.id, runs, environment)
+    if interrupted is not None:
+        raise interrupted  # after storing what finished: those never run again
     return [done[e.id] for e in entries]
 
 
@@ -303,12 +343,15 @@ def open_target(
 
 
 __all__ = [
+    "Execute",
     "ReleaseRun",
+    "Runnable",
     "Settings",
     "build_commit",
     "from_store",
     "open_commit",
     "open_release",
     "open_target",
+    "run_entries",
     "run_release",
 ]

@@ -112,26 +112,28 @@ def _probe(command: ChildCommand) -> Environment:
 
 
 Snapshots = Callable[[Report], None]
+# Runs something, telling ``on_result`` of each result as it finishes; returns them all
+# (those that did not finish marked not run) and the interrupt that stopped it, if any.
+Produce = Callable[
+    [Callable[[EntryResult], None]], tuple[Sequence[EntryResult], Interrupted | None]
+]
 
 
-def execute(
-    entries: Sequence[Entry],
-    command: ChildCommand,
+def reported(
+    planned: int,
     env: Environment,
-    options: RunOptions,
-    progress: Progress,
+    produce: Produce,
     meta: Mapping[str, Any] | None = None,
     snapshots: Snapshots | None = None,
 ) -> tuple[Report, Interrupted | None]:
-    """Run the entries; return the report (complete or partial) and any interrupt.
+    """The report of ``produce``'s results (complete or partial), and any interrupt.
 
     With ``snapshots``, a partial report is handed over before the first
-    entry and each time one finishes, marked ``interrupted`` with
+    result and each time one finishes, marked ``interrupted`` with
     ``meta.partial``: read as the final word only if the run dies, and then
     that is what it was. The caller writes the final report.
     """
     started = now()
-    memory = replace(command, memory_limit=options.memory_limit)
     info = {"argv": sys.argv[1:], "cwd": os.getcwd(), **(meta or {})}
 
     def report(results: Sequence[EntryResult], interrupted: bool, **extra: Any) -> Report:
@@ -145,22 +147,40 @@ def execute(
             meta={**info, **extra},
         )
 
-    on_result = None
-    if snapshots is not None:
-        finished: list[EntryResult] = []
+    finished: list[EntryResult] = []
 
-        def snapshot() -> None:
-            partial = {"finished": len(finished), "planned": len(entries)}
+    def on_result(result: EntryResult) -> None:
+        finished.append(result)
+        if snapshots is not None:
+            partial = {"finished": len(finished), "planned": planned}
             snapshots(report(finished, True, partial=partial))
 
-        def on_result(result: EntryResult) -> None:
-            finished.append(result)
-            snapshot()
+    if snapshots is not None:
+        snapshots(report([], True, partial={"finished": 0, "planned": planned}))
+    results, interrupted = produce(on_result)
+    return report(results, interrupted is not None), interrupted
 
-        snapshot()
-    runner = Runner(memory, env, options, progress, on_result=on_result)
-    outcome = runner.run(entries)
-    return report(outcome.results, outcome.interrupted is not None), outcome.interrupted
+
+def execute(
+    entries: Sequence[Entry],
+    command: ChildCommand,
+    env: Environment,
+    options: RunOptions,
+    progress: Progress,
+    meta: Mapping[str, Any] | None = None,
+    snapshots: Snapshots | None = None,
+) -> tuple[Report, Interrupted | None]:
+    """Run the entries; return the report (complete or partial) and any interrupt (see :func:`reported`)."""
+    memory = replace(command, memory_limit=options.memory_limit)
+
+    def produce(
+        on_result: Callable[[EntryResult], None],
+    ) -> tuple[Sequence[EntryResult], Interrupted | None]:
+        runner = Runner(memory, env, options, progress, on_result=on_result)
+        outcome = runner.run(entries)
+        return outcome.results, outcome.interrupted
+
+    return reported(len(entries), env, produce, meta, snapshots)
 
 
 def exit_code(report: Report, interrupted: Interrupted | None = None) -> int:

@@ -1,0 +1,273 @@
+"""Run tests of an upstream suite in this (fresh) interpreter, one JSON line per event.
+
+Called by a generated entry's code (see :mod:`mgradcheck.suites.execute`):
+``run_tests(spec)`` puts the suite's root first on ``sys.path``, as unittest
+and pytest do, so that helper modules beside the tests (MLX's ``mlx_tests``)
+import as they do there; then, for each test, it appends a ``start`` line to
+the log the parent names, runs the test, and appends a ``done`` line with its
+status, both flushed at once: when a test kills the child, the parent knows
+which one did (see :mod:`mgradcheck.run.batches`). A test's module is
+imported after its ``start`` line, so a module that crashes on import is
+charged to the first of its tests.
+
+unittest tests run through unittest's own loader, suite and result, so
+setUp/tearDown, class and module fixtures, skip decorators, ``skipTest``,
+``expectedFailure`` and ``subTest`` behave as they do under unittest.
+Functions and methods of plain ``Test*`` classes (pytest's style) run in one
+pytest session when pytest is importable here, which supplies fixtures,
+parametrisation and marks; without pytest, a test that takes no arguments is
+called directly (``pytest.skip`` is still recognised by its exception).
+
+Statuses: ``pass``; ``fail`` (an AssertionError: unittest's failure);
+``error`` (any other exception, or a failed fixture); ``skip`` (a skip, and an
+expected failure, which pytest's JUnit writes as skipped too). An unexpected
+success is a ``fail``; a failing subTest fails its test, naming the subtest.
+
+Standard library only: this runs under whatever Python and MLX the user
+points mgradcheck at.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+from mgradcheck.child.bootstrap import dumps
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+TAIL = 4000
+
+
+def _described(err: Any) -> dict[str, Any]:
+    import traceback
+
+    kind, value, tb = err
+    text = "".join(traceback.format_exception(kind, value, tb))
+    return {"exc_type": kind.__name__, "message": str(value)[:TAIL], "traceback": text[-TAIL:]}
+
+
+def _failed(err: Any) -> dict[str, Any]:
+    """An exception as a status: an AssertionError fails the test, anything else errors."""
+    status = "fail" if issubclass(err[0], AssertionError) else "error"
+    return {"status": status, **_described(err)}
+
+
+class _Log:
+    """The parent's log: a line before and after each test, flushed as written."""
+
+    def __init__(self, path: str) -> None:
+        self.file = open(path, "a", encoding="utf-8")  # noqa: SIM115 - held for the whole batch
+
+    def _write(self, line: dict[str, Any]) -> None:
+        self.file.write(dumps(line) + "\n")
+        self.file.flush()
+
+    def start(self, item: int) -> float:
+        self._write({"event": "start", "item": item})
+        return time.monotonic()
+
+    def done(self, item: int, started: float, status: dict[str, Any]) -> None:
+        self._write(
+            {"event": "done", "item": item, "duration": time.monotonic() - started, **status}
+        )
+
+
+def _result_class() -> Any:
+    import unittest
+
+    class Result(unittest.TestResult):
+        """Keeps the most telling status of the one test it is given."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.status: dict[str, Any] | None = None
+
+        def _keep(self, status: dict[str, Any]) -> None:
+            if self.status is None or self.status["status"] in ("pass", "skip"):
+                self.status = status
+
+        def addSuccess(self, test: Any) -> None:
+            if self.status is None:
+                self.status = {"status": "pass"}
+
+        def addFailure(self, test: Any, err: Any) -> None:
+            self._keep({"status": "fail", **_described(err)})
+
+        def addError(self, test: Any, err: Any) -> None:
+            status = _failed(err)
+            if not hasattr(test, "_testMethodName"):  # a class or module fixture that failed
+                status["status"] = "error"
+                status["message"] = f"{test}: {status['message']}"
+            self._keep(status)
+
+        def addSkip(self, test: Any, reason: str) -> None:
+            if self.status is None:
+                self.status = {"status": "skip", "message": reason}
+
+        def addExpectedFailure(self, test: Any, err: Any) -> None:
+            status = {"status": "skip", **_described(err)}
+            status["message"] = f"expected failure: {status['exc_type']}: {status['message']}"
+            self._keep(status)
+
+        def addUnexpectedSuccess(self, test: Any) -> None:
+            message = "unexpected success: marked expectedFailure, but it passed"
+            self._keep({"status": "fail", "message": message})
+
+        def addSubTest(self, test: Any, subtest: Any, err: Any) -> None:
+            if err is not None:
+                status = _failed(err)
+                status["message"] = f"{subtest._subDescription()}: {status['message']}"
+                self._keep(status)
+
+    return Result
+
+
+def _run_unittest(module: Any, test: dict[str, Any]) -> dict[str, Any]:
+    import unittest
+
+    name = f"{test['cls']}.{test['name']}"
+    suite = unittest.TestLoader().loadTestsFromName(name, module)
+    result = _result_class()()
+    suite.run(result)
+    return result.status or {"status": "error", "message": "unittest ran nothing for this test"}
+
+
+def _call(module: Any, test: dict[str, Any]) -> dict[str, Any]:
+    """A pytest-style test without pytest: called with no arguments, if it takes none."""
+    import inspect
+
+    owner = getattr(module, test["cls"])() if test["cls"] else module
+    func = getattr(owner, test["name"])
+    wanted = list(inspect.signature(func).parameters)
+    if wanted:
+        return {
+            "status": "error",
+            "exc_type": "FixtureError",
+            "message": f"takes {', '.join(wanted)} (pytest fixtures or parameters), "
+            "and pytest is not importable in this environment",
+        }
+    try:
+        func()
+    except Exception:  # noqa: BLE001 - whatever the test raises is its status
+        return _failed(sys.exc_info())
+    except BaseException as exc:
+        if type(exc).__name__ == "Skipped" and type(exc).__module__.startswith("_pytest"):
+            return {"status": "skip", "message": str(exc)}
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        return _failed(sys.exc_info())
+    return {"status": "pass"}
+
+
+def _has_pytest() -> bool:
+    try:
+        import pytest  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+class _Recorder:
+    """A pytest plugin: logs each test (all its parametrised items together) as it runs."""
+
+    def __init__(self, log: _Log, positions: dict[str, int]) -> None:
+        self.log = log
+        self.positions = positions
+        self.current: int | None = None
+        self.started = 0.0
+        self.status: dict[str, Any] = {}
+        self.done: set[int] = set()
+
+    def finish(self) -> None:
+        if self.current is not None:
+            status = self.status or {"status": "error", "message": "pytest ran nothing for it"}
+            self.log.done(self.current, self.started, status)
+            self.done.add(self.current)
+            self.current = None
+
+    def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
+        position = self.positions.get(nodeid.split("[", 1)[0])
+        if position is not None and position != self.current:
+            self.finish()
+            self.current, self.status = position, {}
+            self.started = self.log.start(position)
+
+    def pytest_runtest_logreport(self, report: Any) -> None:
+        if self.current is None:
+            return
+        if report.failed:
+            if self.status.get("status") not in ("fail", "error"):
+                text = str(report.longrepr)
+                lines = text.strip().splitlines()
+                failed = report.when == "call" and "AssertionError" in text
+                self.status = {
+                    "status": "fail" if failed else "error",
+                    "message": (lines[-1] if lines else "")[:TAIL],
+                    "traceback": text[-TAIL:],
+                }
+        elif report.skipped:
+            if not self.status:
+                reason = getattr(report, "wasxfail", None)
+                if reason is not None:
+                    message = f"expected failure: {reason}".rstrip(": ")
+                elif isinstance(report.longrepr, tuple):
+                    message = str(report.longrepr[2])
+                else:
+                    message = str(report.longrepr)
+                if message.startswith("Skipped: "):
+                    message = message[len("Skipped: ") :]
+                self.status = {"status": "skip", "message": message}
+        elif report.when == "call" and not self.status:
+            self.status = {"status": "pass"}
+
+
+def _run_pytest(root: str, tests: list[tuple[int, dict[str, Any]]], log: _Log) -> None:
+    """The pytest-style tests of a batch in one pytest session."""
+    import pytest
+
+    positions = {test["id"]: position for position, test in tests}
+    recorder = _Recorder(log, positions)
+    args = [test["node"] for _, test in tests]
+    args += ["-p", "no:cacheprovider", "-q", "-o", "addopts=", "--rootdir", root]
+    code = pytest.main(args, plugins=[recorder])
+    recorder.finish()
+    for position, _ in tests:
+        if position not in recorder.done:
+            started = log.start(position)
+            message = f"pytest did not run it (pytest's exit status {int(code)})"
+            log.done(position, started, {"status": "error", "message": message})
+
+
+def run_tests(spec: dict[str, Any]) -> None:
+    """Run ``spec["tests"]`` in order, logging each by its position to ``spec["log"]``."""
+    import importlib
+
+    root = spec["root"]
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    log = _Log(spec["log"])
+    later: list[tuple[int, dict[str, Any]]] = []
+    try:
+        for position, test in enumerate(spec["tests"]):
+            if test["kind"] != "unittest" and _has_pytest():
+                later.append((position, test))
+                continue
+            started = log.start(position)
+            try:
+                module = importlib.import_module(test["module"])
+                run = _run_unittest if test["kind"] == "unittest" else _call
+                status = run(module, test)
+            except KeyboardInterrupt:
+                raise
+            except BaseException:  # noqa: BLE001 - a module that fails to import fails its tests
+                status = {"status": "error", **_described(sys.exc_info())}
+            log.done(position, started, status)
+        if later:
+            _run_pytest(root, later, log)
+    finally:
+        log.file.close()
+        sys.stdout.flush()
+        sys.stderr.flush()

@@ -1,0 +1,247 @@
+"""``mgradcheck tests``: an upstream test suite run as a corpus, each test in its own child."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from mgradcheck.cli.common import (
+    handle_errors,
+    interpreter_options,
+    jobs_option,
+    release_options,
+    report_options,
+    say,
+)
+from mgradcheck.errors import UsageError
+from mgradcheck.exitcodes import ExitCode
+
+if TYPE_CHECKING:
+    from packaging.version import Version
+
+    from mgradcheck.releases.runs import Settings
+    from mgradcheck.suites.collect import SuiteTest
+    from mgradcheck.suites.execute import SuiteOptions
+    from mgradcheck.suites.upstream import Checkout
+
+EPILOG = """\b
+Outcomes (no verdicts: a test has no expectation but to pass):
+  pass     the test passed
+  fail     an assertion failed (unittest's failure)         JUnit <failure>
+  error    another exception, or a failed fixture            JUnit <failure>
+  crash    its interpreter died: a signal (named), or an exit JUnit <error>
+  timeout  ran past --timeout; its process group was killed  JUnit <error>
+  skip     a skip decorator, skipTest, pytest.skip, or an expected failure  <skipped>
+Exit status: 0 every test passed or skipped, 1 one did not, 2 bad usage,
+3 an environment that cannot be made, 130/143 interrupted.
+"""
+
+
+def _check_modes(matrix: bool, **given: object) -> None:
+    """Options of one mode given in the other: said before anything runs."""
+    only_matrix = ("versions", "markdown_path", "emit_dir", "no_cache")
+    only_run = ("junit_path", "summary_path", "badge_path", "python", "mlx_version")
+    wrong = only_run if matrix else only_matrix
+    for name in wrong:
+        if given.get(name):
+            option = "--" + name.removesuffix("_path").removesuffix("_dir").replace("_", "-")
+            option = {"--mlx-version": "--mlx", "--emit": "--emit", "--markdown": "--markdown"}.get(
+                option, option
+            )
+            where = "without --matrix" if matrix else "with --matrix"
+            raise UsageError(f"{option} is used {where} only")
+
+
+def _load(
+    paths: Sequence[str], revision: str | None, repo: Path | None, keyword: str | None
+) -> tuple[list[SuiteTest], Checkout | None]:
+    from mgradcheck.suites.collect import collect, select
+
+    checkout = None
+    if revision is not None:
+        from mgradcheck.suites.upstream import checkout as take
+
+        checkout = take(revision, repo)
+        paths = [str(checkout.directory / p) for p in paths] or [str(checkout.directory)]
+    elif repo is not None:
+        raise UsageError("--mlx-repo goes with --mlx-tests TAG")
+    elif not paths:
+        raise UsageError("give the tests: files or directories, or --mlx-tests TAG")
+    return select(collect([Path(p) for p in paths]), keyword), checkout
+
+
+@click.command(epilog=EPILOG)
+@handle_errors
+@click.argument("paths", nargs=-1, metavar="[PATH|FILE::Class::test]...")
+@click.option("-k", "keyword", metavar="EXPR", help="Only tests matching this pytest-style expression, e.g. 'grad and not complex'.")  # fmt: skip
+@click.option("--mlx-tests", "revision", metavar="TAG", help="MLX's own python/tests at this tag (PATHs are then inside it).")  # fmt: skip
+@click.option(
+    "--mlx-repo",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    metavar="PATH",
+    help="A clone of MLX for --mlx-tests. Default: one kept in the cache.",
+)
+@interpreter_options("Run")
+@release_options
+@jobs_option(1, "Children")
+@click.option("--per-child", type=click.IntRange(1, 10_000), default=1, show_default=True,
+              help="Tests per child; a child that dies has its culprit re-run alone.")  # fmt: skip
+@click.option("--timeout", type=click.FloatRange(0.1, 86400), default=120.0, show_default=True,
+              help="Seconds per test.")  # fmt: skip
+@click.option("--json", "json_path", type=click.Path(path_type=Path), help="Write the JSON report (with --matrix: the matrix) here.")  # fmt: skip
+@report_options
+@click.option("--matrix", "matrix", is_flag=True, help="Run the tests on each release and show where each flips.")  # fmt: skip
+@click.option("--versions", metavar="RANGE", help="With --matrix: only releases in this range, e.g. '>=0.31.2'.")  # fmt: skip
+@click.option("--markdown", "markdown_path", type=click.Path(path_type=Path), help="With --matrix: write it as Markdown here ('-': print it).")  # fmt: skip
+@click.option("--emit", "emit_dir", type=click.Path(file_okay=False, path_type=Path),
+              help="With --matrix: write a corpus entry for each test that flips, checked to reproduce.")  # fmt: skip
+@click.option("--no-cache", is_flag=True, help="With --matrix: run again what the store holds.")
+@click.option("--collect-only", is_flag=True, help="List the tests collected and exit.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress display.")
+def tests(
+    paths: Sequence[str],
+    keyword: str | None,
+    revision: str | None,
+    mlx_repo: Path | None,
+    python: Path | None,
+    mlx_version: Version | None,
+    settings: Settings,
+    jobs: int,
+    per_child: int,
+    timeout: float,
+    json_path: Path | None,
+    junit_path: Path | None,
+    summary_path: Path | None,
+    badge_path: Path | None,
+    matrix: bool,
+    versions: str | None,
+    markdown_path: Path | None,
+    emit_dir: Path | None,
+    no_cache: bool,
+    collect_only: bool,
+    quiet: bool,
+) -> None:
+    """Run a test suite's unittest and pytest tests, each in its own child, like corpus entries.
+
+    \b
+    Tests are collected from the source (nothing is imported here): test*
+    methods of unittest.TestCase classes, test* functions and methods of Test*
+    classes, from test*.py and *_test.py files. Helper modules beside the
+    tests import as under unittest. A crash or hang ends only its own test.
+    With --matrix, the tests run on each release (results stored by the test's
+    source hash), and --emit writes the ones that flip as corpus entries.
+    """
+    from mgradcheck.suites.execute import SuiteOptions
+
+    _check_modes(
+        matrix, versions=versions, markdown_path=markdown_path, emit_dir=emit_dir,
+        no_cache=no_cache, junit_path=junit_path, summary_path=summary_path,
+        badge_path=badge_path, python=python, mlx_version=mlx_version,
+    )  # fmt: skip
+    if versions:
+        from mgradcheck.releases.index import parse_range
+
+        parse_range(versions)  # a bad range is bad usage, said before anything runs
+    chosen, checkout = _load(paths, revision, mlx_repo, keyword)
+    if collect_only:
+        for test in chosen:
+            click.echo(test.id)
+        click.echo(f"{len(chosen)} tests collected", err=True)
+        return
+    options = SuiteOptions(jobs=jobs, per_child=per_child, timeout=timeout)
+    if matrix:
+        settings = dataclasses.replace(settings, use_cached=not no_cache)
+        _matrix(chosen, checkout, settings, options, versions, json_path, markdown_path, emit_dir, quiet)  # fmt: skip
+    else:
+        _run(chosen, python, mlx_version, settings, options, quiet,
+             json_path, junit_path, summary_path, badge_path)  # fmt: skip
+
+
+def _run(
+    chosen: Sequence[SuiteTest],
+    python: Path | None,
+    mlx_version: Version | None,
+    settings: Settings,
+    options: SuiteOptions,
+    quiet: bool,
+    json_path: Path | None,
+    junit_path: Path | None,
+    summary_path: Path | None,
+    badge_path: Path | None,
+) -> None:
+    from mgradcheck.releases.runs import open_target
+    from mgradcheck.releases.store import StoredRuns
+    from mgradcheck.reports import table
+    from mgradcheck.reports.incremental import SnapshotWriter
+    from mgradcheck.reports.outputs import report_outputs, write
+    from mgradcheck.run import stages
+    from mgradcheck.run.display import choose, report_console
+    from mgradcheck.suites.execute import report_of
+
+    outputs = report_outputs(json_path, junit_path, summary_path, badge_path)
+    outputs.check()
+    progress = choose(quiet)
+    command, env = open_target(python, mlx_version, settings, progress)
+    snapshots = None
+    if outputs.paths():
+        snapshots = SnapshotWriter(outputs, lambda message: say(f"warning: {message}"))
+    report, interrupted = report_of(chosen, command, env, options, progress, None, snapshots)
+    if mlx_version is not None:  # a release's runs serve a later --matrix too
+        for test, result in zip(chosen, report.results, strict=True):
+            key = settings.key(test, mlx_version)
+            settings.store.put(StoredRuns(key, test.id, result.runs, env))
+    write(report, outputs)
+    table.render(report, report_console())
+    if interrupted is not None:
+        say(f"interrupted by {interrupted}; the report holds what finished")
+    sys.exit(stages.exit_code(report, interrupted))
+
+
+def _matrix(
+    chosen: Sequence[SuiteTest],
+    checkout: Checkout | None,
+    settings: Settings,
+    options: SuiteOptions,
+    versions: str | None,
+    json_path: Path | None,
+    markdown_path: Path | None,
+    emit_dir: Path | None,
+    quiet: bool,
+) -> None:
+    from mgradcheck.atomic import write_text
+    from mgradcheck.releases.matrix import render_markdown, render_table
+    from mgradcheck.reports.outputs import check_writable_paths
+    from mgradcheck.run.display import choose, report_console
+    from mgradcheck.suites.matrix import SUBJECT, suite_matrix, summary_lines
+
+    to_stdout = markdown_path == Path("-")
+    check_writable_paths(json_path, None if to_stdout else markdown_path)
+    result = suite_matrix(chosen, settings, versions, options, choose(quiet))
+    if json_path is not None:
+        import json
+
+        write_text(json_path, json.dumps(result.to_json(), indent=1) + "\n")
+    markdown = render_markdown(result, by_item=True, subject=SUBJECT)
+    markdown += "\n" + "\n".join(summary_lines(result, markdown=True)) + "\n"
+    if to_stdout:
+        click.echo(markdown, nl=False)
+    else:
+        console = report_console(width=200)
+        render_table(result, console, by_item=True)
+        for line in summary_lines(result):
+            console.print(line, highlight=False, soft_wrap=True)
+        if markdown_path is not None:
+            write_text(markdown_path, markdown)
+    if result.interrupted:
+        say("interrupted; the table holds what finished")
+        sys.exit(ExitCode.for_signal(result.signum))
+    if emit_dir is not None:
+        from mgradcheck.suites.harvest import harvest
+
+        for line in harvest(result, chosen, checkout, settings, emit_dir, choose(quiet)):
+            click.echo(line)

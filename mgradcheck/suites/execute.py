@@ -1,0 +1,194 @@
+"""Run a suite's tests, each in its own child (or ``per_child`` at a time), into verdict-free results.
+
+A batch of tests becomes a generated code entry whose child runs them through
+:mod:`mgradcheck.child.suite`; :class:`~mgradcheck.run.batches.BatchRunner`
+runs the batches through the ordinary runner (same isolation, timeouts and
+crash handling as corpus entries) and re-runs a dead batch's culprit alone.
+A test that ran alone keeps its child's whole observation (exit status,
+streams; a crash or a timeout after its ``done`` line still counts as its
+own); a test finished inside a batch gets its status, message, traceback and
+duration from its ``done`` line.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mgradcheck.corpus.entry import Bug, Entry, Upstream
+from mgradcheck.errors import Interrupted
+from mgradcheck.outcomes import Outcome
+from mgradcheck.run.batches import BatchRunner, Finished
+from mgradcheck.run.child_process import ChildCommand
+from mgradcheck.run.display import Progress, Silent
+from mgradcheck.run.observation import Environment, Observation, not_run
+from mgradcheck.run.results import EntryResult, Report
+from mgradcheck.run.runner import Runner
+from mgradcheck.run.stages import Snapshots, reported
+from mgradcheck.suites.collect import SuiteTest
+
+DEFAULT_TIMEOUT = 120.0
+STATUSES = {
+    "pass": Outcome.PASS,
+    "fail": Outcome.FAIL,
+    "error": Outcome.ERROR,
+    "skip": Outcome.SKIP,
+}
+
+
+@dataclass(frozen=True)
+class SuiteOptions:
+    jobs: int = 1
+    per_child: int = 1  # tests per child; a child that dies has its culprit re-run alone
+    timeout: float = DEFAULT_TIMEOUT  # seconds per test (a batch gets this times its size)
+
+
+def batch_entry(tests: Sequence[SuiteTest], number: int, log: Path, timeout: float) -> Entry:
+    """A code entry whose child runs ``tests`` through the unittest or pytest machinery."""
+    spec = {
+        "root": str(tests[0].root),
+        "log": str(log),
+        "tests": [t.child_spec() for t in tests],
+    }
+    code = f"from mgradcheck.child.suite import run_tests\nrun_tests({spec!r})\n"
+    return Entry(
+        id=f"suite-batch-{number}",
+        title=f"{len(tests)} tests of a suite",
+        summary="tests of an upstream suite run by mgradcheck tests",
+        upstream=Upstream(None),
+        bug=Bug((Outcome.FAIL,), affects=()),
+        path="<mgradcheck tests>",
+        line=0,
+        timeout=timeout * len(tests),
+        code=code,
+    )
+
+
+def observation(finished: Finished) -> Observation:
+    """One test's run, from its ``done`` line and (when it ran alone) its child's observation."""
+    run, line = finished.run, finished.line
+    if line is None or (finished.alone and run.outcome in (Outcome.CRASH, Outcome.TIMEOUT)):
+        return run  # it never finished, or its child died after it did: that is its outcome
+    outcome = STATUSES.get(str(line.get("status")), Outcome.ERROR)
+    message = str(line.get("message", ""))
+    if finished.note and outcome is not Outcome.FAIL and outcome is not Outcome.ERROR:
+        message = f"{message}; {finished.note}" if message else finished.note
+    common: dict[str, Any] = {
+        "exc_type": line.get("exc_type"),
+        "message": message,
+        "traceback": str(line.get("traceback", "")),
+        "result_written": True,
+    }
+    if finished.alone:
+        return Observation(
+            outcome,
+            run.duration,
+            exit_status=run.exit_status,
+            stdout=run.stdout,
+            stderr=run.stderr,
+            **common,
+        )
+    return Observation(outcome, float(line.get("duration", 0.0)), **common)
+
+
+def result_of(test: SuiteTest, runs: Sequence[Observation], env: Environment) -> EntryResult:
+    """A test's result: its runs, no judgement (its outcome is what it means)."""
+    return EntryResult(
+        id=test.id,
+        title=test.title,
+        path=f"{test.file}:{test.line}",
+        runs=tuple(runs),
+        judgement=None,
+        environment=env,
+    )
+
+
+def run_tests(
+    tests: Sequence[SuiteTest],
+    command: ChildCommand,
+    env: Environment,
+    options: SuiteOptions,
+    progress: Progress,
+    on_result: Callable[[EntryResult], None] | None = None,
+    on_runner: Callable[[Runner | None], None] | None = None,
+    scratch: Path | None = None,
+) -> tuple[list[EntryResult], Interrupted | None]:
+    """Every test's result, in order (those the run did not reach: not run), and any interrupt."""
+    ordered = sorted(range(len(tests)), key=lambda i: str(tests[i].root))  # a child, one root
+
+    def make(number: int, items: Sequence[int], log: Path) -> Entry:
+        return batch_entry([tests[ordered[i]] for i in items], number, log, options.timeout)
+
+    results: dict[int, EntryResult] = {}
+    progress.start(f"mgradcheck tests: {len(tests)} tests on {env.label}", total=len(tests))
+
+    def finished(item: Finished) -> None:
+        index = ordered[item.index]
+        result = result_of(tests[index], [observation(item)], env)
+        results[index] = result
+        reason = f" ({result.reason})" if result.reason and result.standing.is_failure else ""
+        progress.line(f"{result.id}: {result.outcome_text}{reason}", result.standing.colour)
+        progress.advance()
+        if on_result is not None:
+            on_result(result)
+
+    batches = BatchRunner(
+        command, env, make, options.jobs, options.per_child, scratch, group=_roots(tests, ordered)
+    )
+    try:
+        interrupted = batches.run(len(tests), finished, on_runner)
+    finally:
+        progress.stop()
+    return [
+        results.get(i) or result_of(t, [not_run()], env) for i, t in enumerate(tests)
+    ], interrupted
+
+
+def _roots(tests: Sequence[SuiteTest], ordered: Sequence[int]) -> list[str]:
+    return [str(tests[i].root) for i in ordered]
+
+
+def execute_for_release(
+    options: SuiteOptions,
+) -> Callable[
+    [ChildCommand, Environment, Sequence[SuiteTest], Callable[[Runner | None], None] | None],
+    tuple[list[tuple[Observation, ...]], Interrupted | None],
+]:
+    """The way ``run_release`` runs tests on a release (see :data:`mgradcheck.releases.runs.Execute`)."""
+
+    def execute(
+        command: ChildCommand,
+        env: Environment,
+        tests: Sequence[SuiteTest],
+        on_runner: Callable[[Runner | None], None] | None,
+    ) -> tuple[list[tuple[Observation, ...]], Interrupted | None]:
+        results, interrupted = run_tests(tests, command, env, options, Silent(), None, on_runner)
+        return [r.runs for r in results], interrupted
+
+    return execute
+
+
+def report_of(
+    tests: Sequence[SuiteTest],
+    command: ChildCommand,
+    env: Environment,
+    options: SuiteOptions,
+    progress: Progress,
+    meta: Mapping[str, Any] | None = None,
+    snapshots: Snapshots | None = None,
+) -> tuple[Report, Interrupted | None]:
+    """Run the tests into a report (partial ones handed to ``snapshots`` as they finish)."""
+    from mgradcheck.paths import cache_root
+
+    scratch = cache_root() / "runs"
+    scratch.mkdir(parents=True, exist_ok=True)
+
+    def produce(
+        on_result: Callable[[EntryResult], None],
+    ) -> tuple[Sequence[EntryResult], Interrupted | None]:
+        return run_tests(tests, command, env, options, progress, on_result, scratch=scratch)
+
+    info = {"kind": "tests", "per_child": options.per_child, **(meta or {})}
+    return reported(len(tests), env, produce, info, snapshots)
