@@ -12,6 +12,9 @@ from mgradcheck.run.observation import Environment
 
 FIXTURES = Path(__file__).parent / "fixtures"
 BEHAVIOURS = FIXTURES / "behaviours"
+SUITES = FIXTURES / "suites"
+# The fixture suites (tests that segfault, hang, fail) are data for `mgradcheck tests`, never ours.
+collect_ignore_glob = ["fixtures/*"]
 
 
 @pytest.fixture(autouse=True)

@@ -201,11 +201,15 @@ class _Recorder:
         if report.failed:
             if self.status.get("status") not in ("fail", "error"):
                 text = str(report.longrepr)
+                crash = getattr(getattr(report.longrepr, "reprcrash", None), "message", None)
                 lines = text.strip().splitlines()
+                message = crash or (lines[-1] if lines else "")
+                if "[" in report.nodeid:  # which parameters of a parametrised test
+                    message = f"[{report.nodeid.split('[', 1)[1]}: {message}"
                 failed = report.when == "call" and "AssertionError" in text
                 self.status = {
                     "status": "fail" if failed else "error",
-                    "message": (lines[-1] if lines else "")[:TAIL],
+                    "message": message[:TAIL],
                     "traceback": text[-TAIL:],
                 }
         elif report.skipped:
@@ -231,7 +235,12 @@ def _run_pytest(root: str, tests: list[tuple[int, dict[str, Any]]], log: _Log) -
     positions = {test["id"]: position for position, test in tests}
     recorder = _Recorder(log, positions)
     args = [test["node"] for _, test in tests]
-    args += ["-p", "no:cacheprovider", "-q", "-o", "addopts=", "--rootdir", root]
+    # The root is pytest's rootdir (so its node ids are ours) and where conftest.py files start.
+    # mgradcheck's own pytest plugin has no business in a test's session, and pytest would
+    # warn (an error under filterwarnings=error) that this child imported mgradcheck first.
+    ours = "ignore:Module already imported so cannot be rewritten; mgradcheck"
+    args += ["-p", "no:cacheprovider", "-p", "no:mgradcheck", "-W", ours, "-q", "-o", "addopts="]
+    args += ["--rootdir", root, "--confcutdir", root]
     code = pytest.main(args, plugins=[recorder])
     recorder.finish()
     for position, _ in tests:

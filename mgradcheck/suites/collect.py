@@ -292,7 +292,7 @@ def _files(path: Path) -> Iterator[Path]:
             yield file
 
 
-def collect(paths: Iterable[Path]) -> list[SuiteTest]:
+def collect(paths: Iterable[Path | str]) -> list[SuiteTest]:
     """Every test in these files and directories (a ``FILE::Class::test`` path names some)."""
     collector = Collector()
     tests: dict[str, SuiteTest] = {}
