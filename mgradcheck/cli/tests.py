@@ -42,18 +42,18 @@ Exit status: 0 every test passed or skipped, 1 one did not, 2 bad usage,
 """
 
 
-def _check_modes(matrix: bool, **given: object) -> None:
-    """Options of one mode given in the other: said before anything runs."""
-    only_matrix = ("versions", "markdown_path", "emit_dir", "no_cache")
-    only_run = ("junit_path", "summary_path", "badge_path", "python", "mlx_version")
-    wrong = only_run if matrix else only_matrix
-    for name in wrong:
+# The options of one mode only, by parameter name: those of --matrix, then those of a plain run.
+_MATRIX_ONLY = {"versions": "--versions", "markdown_path": "--markdown", "emit_dir": "--emit",
+                "no_cache": "--no-cache"}  # fmt: skip
+_RUN_ONLY = {"junit_path": "--junit", "summary_path": "--summary", "badge_path": "--badge",
+             "python": "--python", "mlx_version": "--mlx"}  # fmt: skip
+
+
+def _check_modes(matrix: bool, given: dict[str, object]) -> None:
+    """An option of one mode given in the other is bad usage, said before anything runs."""
+    wrong, where = (_RUN_ONLY, "without --matrix") if matrix else (_MATRIX_ONLY, "with --matrix")
+    for name, option in wrong.items():
         if given.get(name):
-            option = "--" + name.removesuffix("_path").removesuffix("_dir").replace("_", "-")
-            option = {"--mlx-version": "--mlx", "--emit": "--emit", "--markdown": "--markdown"}.get(
-                option, option
-            )
-            where = "without --matrix" if matrix else "with --matrix"
             raise UsageError(f"{option} is used {where} only")
 
 
@@ -138,11 +138,7 @@ def tests(
     """
     from mgradcheck.suites.execute import SuiteOptions
 
-    _check_modes(
-        matrix, versions=versions, markdown_path=markdown_path, emit_dir=emit_dir,
-        no_cache=no_cache, junit_path=junit_path, summary_path=summary_path,
-        badge_path=badge_path, python=python, mlx_version=mlx_version,
-    )  # fmt: skip
+    _check_modes(matrix, click.get_current_context().params)
     if versions:
         from mgradcheck.releases.index import parse_range
 

@@ -82,6 +82,11 @@ class assert_raises:
         self.exception = value
         return True
 ''',
+    "fail": '''
+def fail(msg=None):
+    """unittest's fail."""
+    raise CheckFailed(msg or "failed")
+''',
     "subtest": '''
 class subtest:
     """unittest's subTest: a failure inside names the subtest."""
@@ -281,6 +286,9 @@ class _Inliner:
                     raise NotInlinable(f"self.{method} without its pattern as an argument")
                 keywords.append(ast.keyword("pattern", args.pop(1)))
             return _call("assert_raises", args, keywords)
+        if method == "fail":
+            self.prelude["fail"] = PRELUDE["fail"]
+            return _call("fail", args, keywords)
         if method == "subTest":
             self.prelude["subtest"] = PRELUDE["subtest"]
             return _call("subtest", args, keywords)

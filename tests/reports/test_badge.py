@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from mgradcheck.errors import UsageError
-from mgradcheck.outcomes import Verdict
+from mgradcheck.outcomes import Outcome, Verdict
 from mgradcheck.reports import badge
 from mgradcheck.reports import outputs as outputs_
-from tests.builders import report, result
+from tests.builders import report, result, suite_result
 from tests.conftest import environment
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -126,3 +126,19 @@ def test_run_badge_option_names_both_files(tmp_path: Path) -> None:
     clash = outputs_.report_outputs(json=tmp_path / "r.shields.json", badge=tmp_path / "r.svg")
     with pytest.raises(UsageError, match="named for two different reports"):
         clash.check()
+
+
+def test_a_suites_tests_count_passes_and_fail_red() -> None:
+    passing = badge.summarise(
+        report(suite_result("a", Outcome.PASS), suite_result("b", Outcome.SKIP))
+    )
+    assert (passing.message, passing.tone) == ("1/1 pass", "green")
+    failing = badge.summarise(
+        report(
+            *(
+                suite_result(i, o)
+                for i, o in (("a", Outcome.PASS), ("b", Outcome.FAIL), ("c", Outcome.CRASH))
+            )
+        )
+    )
+    assert (failing.message, failing.tone) == ("1/3 pass, 1 fail, 1 crash", "red")

@@ -10,7 +10,7 @@ import pytest
 
 from mgradcheck.outcomes import Outcome, Verdict
 from mgradcheck.reports import junit
-from tests.builders import every_verdict, report, result
+from tests.builders import every_outcome, every_verdict, report, result
 from tests.conftest import environment
 
 # Characters XML 1.0 forbids, and the escape that starts ANSI sequences.
@@ -139,3 +139,21 @@ def test_a_partial_report_says_so() -> None:
 def test_an_empty_report_is_valid() -> None:
     root = parse(junit.render(report()))
     assert root.get("tests") == "0" and not root.findall("testsuite")
+
+
+def test_a_suites_tests_map_by_outcome() -> None:
+    root = parse(junit.render(every_outcome()))
+    elements = {c.get("name", "").rsplit("_", 1)[-1]: child_tags(c) for c in root.iter("testcase")}
+    assert {name: tags[:1] for name, tags in elements.items()} == {
+        "pass": [],
+        "fail": ["failure"],
+        "crash": ["error"],
+        "error": ["failure"],
+        "timeout": ["error"],
+        "skip": ["skipped"],
+        "run": ["error"],  # not run
+    }
+    props = {p.get("name") for p in root.iter("property")}
+    assert "verdict" not in props and "outcome" in props
+    failed = case(root, "test_x.py::TestX::test_fail").find("failure")
+    assert failed is not None and failed.get("message") == "fail: fail"

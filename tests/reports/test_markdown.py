@@ -9,7 +9,7 @@ import pytest
 from mgradcheck.outcomes import Outcome, Verdict
 from mgradcheck.reports import markdown
 from mgradcheck.reports import outputs as outputs_
-from tests.builders import every_verdict, report, result
+from tests.builders import every_outcome, every_verdict, report, result
 
 
 def test_counts_then_unexpected_then_all() -> None:
@@ -92,3 +92,14 @@ def test_an_explicit_summary_file_wins(tmp_path: Path, monkeypatch: pytest.Monke
 
 def test_no_summary_outside_github() -> None:
     assert outputs_.report_outputs().summary is None
+
+
+def test_a_suites_tests_count_outcomes_and_say_how_they_map() -> None:
+    text = markdown.render(every_outcome())
+    assert text.startswith("## mgradcheck: 7 tests: 1 pass, 1 fail, 1 crash, 1 error,")
+    assert "| outcome | tests | meaning | JUnit |" in text
+    assert f"| crash | 1 | {Outcome.CRASH.test_meaning} | error |" in text
+    assert "| pass | 1 | the test passed | passed |" in text
+    assert "### Needs attention (5)" in text and "| test | environment | outcome | reason |" in text
+    assert "| `test_x.py::TestX::test_crash` | mlx 0.32.4 cpu py3.11.7 | **crash** |" in text
+    assert "verdict" not in text

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from mgradcheck.outcomes import Verdict
+from mgradcheck.outcomes import Outcome, Verdict
 from mgradcheck.reports import json_report, merge
 from mgradcheck.run.results import SCHEMA_VERSION
-from tests.builders import report, result
+from tests.builders import report, result, suite_result
 from tests.conftest import BEHAVIOURS, environment
 
 CPU, CUDA = environment(backend="cpu"), environment(mlx="0.31.1", backend="cuda")
@@ -176,3 +176,11 @@ def test_cli_refuses_mixed_versions_plainly(shard_reports: list[Path], tmp_path:
 def test_cli_refuses_a_file_given_twice(shard_reports: list[Path]) -> None:
     run = run_cli("report", "merge", str(shard_reports[0]), str(shard_reports[0]))
     assert run.returncode == 2 and "is in both" in run.stderr
+
+
+def test_a_corpus_report_and_a_suites_report_are_not_merged() -> None:
+    tests = report(suite_result("t.py::test_a", Outcome.PASS))
+    with pytest.raises(ValueError, match="one counts verdicts, the other outcomes"):
+        merge.merge([report(result("a")), tests])
+    both = merge.merge([tests, report(suite_result("t.py::test_b", Outcome.FAIL))])
+    assert both.summary_line() == "2 tests: 1 pass, 1 fail"

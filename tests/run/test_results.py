@@ -12,6 +12,7 @@ from mgradcheck.reports import json_report
 from mgradcheck.run.observation import Observation
 from mgradcheck.run.results import SCHEMA_VERSION, EntryResult, Report
 from mgradcheck.run.verdict import Judgement
+from tests.builders import every_outcome
 from tests.conftest import environment
 
 REPORT_KEYS = [
@@ -105,3 +106,19 @@ def test_bad_report_files(tmp_path: Path, content: str, message: str) -> None:
     with pytest.raises(ValueError, match=message) as info:
         json_report.read(path)
     assert str(path) in str(info.value)
+
+
+def test_a_suites_test_has_no_verdict_and_counts_by_outcome(tmp_path: Path) -> None:
+    report = every_outcome()
+    data = report.to_json()
+    assert list(data["counts"]) == [o.label for o in Outcome] and not report.judged
+    first = data["results"][0]
+    assert list(first) == RESULT_KEYS and first["verdict"] is None and first["bug_expected"] is None
+    assert report.summary_line().startswith("7 tests: 1 pass, 1 fail")
+    path = tmp_path / "r.json"
+    json_report.write(report, path)
+    assert json_report.read(path) == report
+    fail = next(r for r in report.results if r.outcome is Outcome.FAIL)
+    assert fail.standing is Outcome.FAIL and fail.reason == "fail"
+    with pytest.raises(ValueError, match="not judged"):
+        _ = fail.verdict

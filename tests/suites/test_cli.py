@@ -1,0 +1,96 @@
+"""``mgradcheck tests`` as a user runs it: a real subprocess, its reports and its exit status."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from mgradcheck.cli import cli
+from tests.conftest import SUITES
+
+BEHAVIOURS = str(SUITES / "basic" / "test_behaviours.py")
+
+
+def mgradcheck(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "mgradcheck", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+def test_help_pins_the_options_and_says_how_outcomes_map() -> None:
+    result = CliRunner().invoke(cli, ["tests", "--help"])
+    assert result.exit_code == 0
+    for option in ("-k", "--mlx-tests", "--mlx-repo", "--python", "--mlx", "--jobs",
+                   "--per-child", "--timeout", "--json", "--junit", "--summary", "--badge",
+                   "--matrix", "--versions", "--markdown", "--emit", "--collect-only"):  # fmt: skip
+        assert option in result.output
+    assert "JUnit <error>" in result.output and "Exit status: 0 every test passed" in result.output
+    assert "  tests " in CliRunner().invoke(cli, ["--help"]).output
+
+
+def test_a_run_reports_each_test_and_exits_1_when_one_does_not_pass(tmp_path: Path) -> None:
+    report, junit = tmp_path / "r.json", tmp_path / "r.xml"
+    result = mgradcheck(
+        "tests", BEHAVIOURS, "-k", "passes or fails or segfaults or test_skipped",
+        "-j", "2", "--json", str(report), "--junit", str(junit), "-q",
+    )  # fmt: skip
+    assert result.returncode == 1, result.stderr
+    assert "4 tests: 1 pass, 1 fail, 1 crash, 1 skip" in result.stdout
+    data = json.loads(report.read_text())
+    assert data["meta"]["kind"] == "tests"
+    assert {k: v for k, v in data["counts"].items() if v} == {
+        "pass": 1, "fail": 1, "crash": 1, "skip": 1,
+    }  # fmt: skip
+    assert all(r["verdict"] is None for r in data["results"])
+    crash = next(r for r in data["results"] if r["outcome"] == "crash")
+    assert crash["reason"] == "SIGSEGV" and crash["id"].endswith("test_segfaults")
+    cases = {c.get("name", ""): c for c in ET.parse(junit).getroot().iter("testcase")}
+    kinds = {name.rsplit("::", 1)[1]: [e.tag for e in case if e.tag != "properties"]
+             for name, case in cases.items()}  # fmt: skip
+    assert kinds == {
+        "test_passes": [],
+        "test_fails": ["failure"],
+        "test_segfaults": ["error", "system-err"],
+        "test_skipped": ["skipped"],
+    }
+    assert "Traceback" not in result.stderr
+
+
+def test_every_test_passing_exits_0_and_collect_only_runs_nothing() -> None:
+    result = mgradcheck("tests", BEHAVIOURS, "-k", "test_passes or helper_module", "-q")
+    assert result.returncode == 0, result.stderr
+    listed = mgradcheck("tests", str(SUITES / "basic"), "--collect-only")
+    assert listed.returncode == 0
+    assert listed.stdout.splitlines()[0] == "test_behaviours.py::TestBehaviours::test_passes"
+    assert "22 tests collected" in listed.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ([], "give the tests: files or directories, or --mlx-tests TAG"),
+        ([BEHAVIOURS, "-k", "passes and"], "the expression ends too soon"),
+        ([BEHAVIOURS, "--emit", "out"], "--emit is used with --matrix only"),
+        ([BEHAVIOURS, "--versions", ">=1"], "--versions is used with --matrix only"),
+        ([BEHAVIOURS, "--matrix", "--junit", "x.xml"], "--junit is used without --matrix only"),
+        ([BEHAVIOURS, "--matrix", "--versions", "1.0"], "is not a version range"),
+        ([BEHAVIOURS, "--mlx-repo", "."], "--mlx-repo goes with --mlx-tests TAG"),
+        (["no/such/dir"], "no/such/dir: no such file or directory"),
+        ([BEHAVIOURS + "::TestBehaviours::test_nothing"], "no such test"),
+    ],
+)
+def test_bad_usage_is_one_line_and_exit_2(args: list[str], message: str) -> None:
+    result = CliRunner().invoke(cli, ["tests", *args])
+    assert result.exit_code == 2, result.output
+    assert message in result.output
+    assert "Traceback" not in result.output
