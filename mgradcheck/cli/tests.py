@@ -171,13 +171,12 @@ def _run(
     badge_path: Path | None,
 ) -> None:
     from mgradcheck.releases.runs import open_target
-    from mgradcheck.releases.store import StoredRuns
     from mgradcheck.reports import table
     from mgradcheck.reports.incremental import SnapshotWriter
     from mgradcheck.reports.outputs import report_outputs, write
     from mgradcheck.run import stages
     from mgradcheck.run.display import choose, report_console
-    from mgradcheck.suites.execute import report_of
+    from mgradcheck.suites.execute import report_of, store_runs
 
     outputs = report_outputs(json_path, junit_path, summary_path, badge_path)
     outputs.check()
@@ -187,10 +186,8 @@ def _run(
     if outputs.paths():
         snapshots = SnapshotWriter(outputs, lambda message: say(f"warning: {message}"))
     report, interrupted = report_of(chosen, command, env, options, progress, None, snapshots)
-    if mlx_version is not None:  # a release's runs serve a later --matrix too
-        for test, result in zip(chosen, report.results, strict=True):
-            key = settings.key(test, mlx_version)
-            settings.store.put(StoredRuns(key, test.id, result.runs, env))
+    if mlx_version is not None:
+        store_runs(settings, mlx_version, chosen, report.results, options)
     write(report, outputs)
     table.render(report, report_console())
     if interrupted is not None:

@@ -29,7 +29,7 @@ from mgradcheck.releases.store import ProbeKey, ResultsStore, StoredRuns
 from mgradcheck.run.child_process import ChildCommand
 from mgradcheck.run.display import Progress, Silent
 from mgradcheck.run.observation import Environment, Observation
-from mgradcheck.run.runner import Runner, RunOptions
+from mgradcheck.run.runner import Runner, RunOptions, run_watched
 from mgradcheck.run.stages import prepare
 from mgradcheck.run.verdict import counts
 
@@ -67,6 +67,7 @@ class Settings:
     installer: envs.Installer
     store: ResultsStore = field(default_factory=ResultsStore)
     use_cached: bool = True  # False: --no-cache, run again (and store the new runs)
+    record: bool = True  # False: new runs are not stored (runs the store's key does not describe)
     retry_failed: bool = False
     packages: tuple[str, ...] = ("numpy",)
     pre: bool = False  # list pre-releases too
@@ -226,13 +227,7 @@ def run_entries(
 ) -> tuple[list[tuple[Observation, ...]], Interrupted | None]:
     """The default :data:`Execute`: corpus entries, each in its own child, one at a time."""
     runner = Runner(command, environment, RunOptions(jobs=1), Silent())
-    if on_runner is not None:
-        on_runner(runner)
-    try:
-        outcome = runner.run(entries)
-    finally:
-        if on_runner is not None:
-            on_runner(None)
+    outcome = run_watched(runner, entries, on_runner)
     return [r.runs for r in outcome.results], outcome.interrupted
 
 
@@ -282,7 +277,10 @@ def run_release(
     except (EnvironmentFailure, UsageError) as exc:  # not installed, or its interpreter unusable
         return problem(str(exc))
     for entry, runs in zip(missing, results, strict=True):
-        settings.store.put(StoredRuns(settings.key(entry, version), entry.id, runs, environment))
+        if settings.record:
+            settings.store.put(
+                StoredRuns(settings.key(entry, version), entry.id, runs, environment)
+            )
         done[entry.id] = ReleaseRun(version, entry.id, runs, environment)
     if interrupted is not None:
         raise interrupted  # after storing what finished: those never run again

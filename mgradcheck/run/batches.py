@@ -30,7 +30,7 @@ from mgradcheck.run.child_process import ChildCommand
 from mgradcheck.run.display import Silent
 from mgradcheck.run.observation import Environment, Observation
 from mgradcheck.run.results import EntryResult
-from mgradcheck.run.runner import Runner, RunOptions
+from mgradcheck.run.runner import Runner, RunOptions, run_watched
 
 
 @dataclass(frozen=True)
@@ -48,8 +48,9 @@ class Finished:
 MakeEntry = Callable[[int, Sequence[int], Path], Entry]
 
 
-def read_log(path: Path) -> tuple[dict[int, dict[str, Any]], set[int]]:
-    """The "done" lines by position, and the positions that started; a line cut short is skipped."""
+def read_log(path: Path, key: str = "item") -> tuple[dict[int, dict[str, Any]], set[int]]:
+    """The "done" lines by position (``line[key]``), and the positions that started; a line cut
+    short is skipped."""
     done: dict[int, dict[str, Any]] = {}
     started: set[int] = set()
     try:
@@ -59,7 +60,7 @@ def read_log(path: Path) -> tuple[dict[int, dict[str, Any]], set[int]]:
     for raw in text.splitlines():
         try:
             line = json.loads(raw)
-            position = int(line["item"])
+            position = int(line[key])
         except (ValueError, KeyError, TypeError):
             continue  # cut short by the crash, or not ours
         if line.get("event") == "done":
@@ -165,13 +166,7 @@ class BatchRunner:
             directory,
             on_result=finished,
         )
-        if on_runner is not None:
-            on_runner(runner)
-        try:
-            outcome = runner.run(entries)
-        finally:
-            if on_runner is not None:
-                on_runner(None)
+        outcome = run_watched(runner, entries, on_runner)
         return outcome.interrupted if outcome.interrupted is not None else following
 
     def _settle(

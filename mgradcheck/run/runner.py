@@ -227,4 +227,20 @@ class Runner:
         return RunOutcome(results, interrupted)
 
 
-__all__ = ["ProbeError", "RunOptions", "RunOutcome", "Runner", "probe"]
+def run_watched(
+    runner: Runner,
+    entries: Sequence[Entry],
+    watch: Callable[[Runner | None], None] | None = None,
+) -> RunOutcome:
+    """``runner.run(entries)``, shown to ``watch`` while it runs (then None), so that whoever
+    runs it from another thread (a matrix of releases) can stop it."""
+    if watch is not None:
+        watch(runner)
+    try:
+        return runner.run(entries)
+    finally:
+        if watch is not None:
+            watch(None)
+
+
+__all__ = ["ProbeError", "RunOptions", "RunOutcome", "Runner", "probe", "run_watched"]

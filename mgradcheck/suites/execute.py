@@ -17,16 +17,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from packaging.version import Version
+
 from mgradcheck.corpus.entry import Bug, Entry, Upstream
 from mgradcheck.errors import Interrupted
 from mgradcheck.outcomes import Outcome
+from mgradcheck.releases.runs import Execute, Settings
+from mgradcheck.releases.store import StoredRuns
 from mgradcheck.run.batches import BatchRunner, Finished
 from mgradcheck.run.child_process import ChildCommand
 from mgradcheck.run.display import Progress, Silent
 from mgradcheck.run.observation import Environment, Observation, not_run
 from mgradcheck.run.results import EntryResult, Report
 from mgradcheck.run.runner import Runner
-from mgradcheck.run.stages import Snapshots, reported
+from mgradcheck.run.stages import Snapshots, reported, runs_scratch
 from mgradcheck.suites.collect import SuiteTest
 
 DEFAULT_TIMEOUT = 120.0
@@ -134,9 +138,8 @@ def run_tests(
         if on_result is not None:
             on_result(result)
 
-    batches = BatchRunner(
-        command, env, make, options.jobs, options.per_child, scratch, group=_roots(tests, ordered)
-    )
+    roots = [str(tests[i].root) for i in ordered]
+    batches = BatchRunner(command, env, make, options.jobs, options.per_child, scratch, roots)
     try:
         interrupted = batches.run(len(tests), finished, on_runner)
     finally:
@@ -146,17 +149,8 @@ def run_tests(
     ], interrupted
 
 
-def _roots(tests: Sequence[SuiteTest], ordered: Sequence[int]) -> list[str]:
-    return [str(tests[i].root) for i in ordered]
-
-
-def execute_for_release(
-    options: SuiteOptions,
-) -> Callable[
-    [ChildCommand, Environment, Sequence[SuiteTest], Callable[[Runner | None], None] | None],
-    tuple[list[tuple[Observation, ...]], Interrupted | None],
-]:
-    """The way ``run_release`` runs tests on a release (see :data:`mgradcheck.releases.runs.Execute`)."""
+def execute_for_release(options: SuiteOptions) -> Execute[SuiteTest]:
+    """How ``run_release`` runs tests on a release (see :data:`mgradcheck.releases.runs.Execute`)."""
 
     def execute(
         command: ChildCommand,
@@ -180,10 +174,7 @@ def report_of(
     snapshots: Snapshots | None = None,
 ) -> tuple[Report, Interrupted | None]:
     """Run the tests into a report (partial ones handed to ``snapshots`` as they finish)."""
-    from mgradcheck.paths import cache_root
-
-    scratch = cache_root() / "runs"
-    scratch.mkdir(parents=True, exist_ok=True)
+    scratch = runs_scratch()
 
     def produce(
         on_result: Callable[[EntryResult], None],
@@ -192,3 +183,20 @@ def report_of(
 
     info = {"kind": "tests", "per_child": options.per_child, **(meta or {})}
     return reported(len(tests), env, produce, info, snapshots)
+
+
+def store_runs(
+    settings: Settings,
+    version: Version,
+    tests: Sequence[SuiteTest],
+    results: Sequence[EntryResult],
+    options: SuiteOptions,
+) -> None:
+    """Keep a release's runs of the tests for a later ``--matrix``: only runs of one test per
+    child, since a test's outcome among others in one interpreter is not its own alone."""
+    if options.per_child != 1:
+        return
+    for test, result in zip(tests, results, strict=True):
+        settings.store.put(
+            StoredRuns(settings.key(test, version), test.id, result.runs, result.environment)
+        )

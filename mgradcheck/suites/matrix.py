@@ -11,6 +11,7 @@ Releases run one after another; ``-j`` is the children within each.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 
@@ -34,7 +35,12 @@ def suite_matrix(
     options: SuiteOptions,
     progress: Progress,
 ) -> Matrix:
-    """Every test on every release in ``version_range`` (stored runs reused)."""
+    """Every test on every release in ``version_range`` (stored runs reused).
+
+    Runs of several tests per child are not stored: a test's outcome among others in one
+    interpreter is not its own alone (MLX has tests that pass only after others ran).
+    """
+    settings = dataclasses.replace(settings, record=options.per_child == 1)
     execute = execute_for_release(options)
     return matrix_of(
         tests, settings, version_range, REGRESS_ON, None, 1, progress, execute=execute, noun="test"

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import enum
 import itertools
-import json
 import shutil
 import tempfile
 import time
@@ -26,6 +25,7 @@ from mgradcheck.child.gradcheck_spec import UNSUPPORTED
 from mgradcheck.corpus.entry import Bug, Entry, Upstream
 from mgradcheck.errors import Interrupted
 from mgradcheck.outcomes import Outcome
+from mgradcheck.run.batches import read_log
 from mgradcheck.run.child_process import ChildCommand
 from mgradcheck.run.display import Progress, Silent
 from mgradcheck.run.observation import Environment, Observation
@@ -196,26 +196,6 @@ def batch_entry(
     )
 
 
-def _read_log(path: Path) -> tuple[dict[int, dict[str, Any]], set[int]]:
-    done: dict[int, dict[str, Any]] = {}
-    started: set[int] = set()
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except FileNotFoundError:
-        return done, started
-    for raw in text.splitlines():
-        try:
-            line = json.loads(raw)
-        except ValueError:
-            continue  # a line cut short by the crash
-        (
-            done.__setitem__(line["case"], line)
-            if line.get("event") == "done"
-            else started.add(line["case"])
-        )
-    return done, started
-
-
 class Executor:
     """Runs tasks in batches of children through :class:`~mgradcheck.run.runner.Runner`."""
 
@@ -291,7 +271,7 @@ class Executor:
             self.interrupted = outcome.interrupted
             finished: list[CaseResult] = []
             for batch, log, entry_result in zip(wave, logs, outcome.results, strict=True):
-                done, started = _read_log(log)
+                done, started = read_log(log, key="case")
                 run = entry_result.runs[0]
                 unstarted = []
                 for pos, t in enumerate(batch):

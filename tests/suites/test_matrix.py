@@ -12,8 +12,11 @@ from mgradcheck.releases import runs as release_runs
 from mgradcheck.releases.matrix import Matrix
 from mgradcheck.releases.regress import State
 from mgradcheck.releases.store import ResultsStore
-from mgradcheck.suites.matrix import changes, outcome_counts, summary_lines
-from tests.suites.conftest import ALWAYS, ATTRIBUTE, BROKE, FIXED, matrix
+from mgradcheck.run.display import Silent
+from mgradcheck.suites.execute import SuiteOptions
+from mgradcheck.suites.matrix import changes, outcome_counts, suite_matrix, summary_lines
+from tests import fake_mlx
+from tests.suites.conftest import ALWAYS, ATTRIBUTE, BROKE, FIXED, RANGE, matrix, suite
 
 V = Version
 
@@ -50,3 +53,12 @@ def test_nothing_stored_runs_again(
     again = matrix(fake_wheels, store)
     assert all(again.cell(FIXED, v).cached for v in again.versions)
     assert again.cell(FIXED, V("1.2.0")).outcome == "fail"
+
+
+def test_runs_of_several_tests_per_child_are_not_stored(fake_wheels: Path, tmp_path: Path) -> None:
+    store = ResultsStore(tmp_path / "store")
+    settings = fake_mlx.settings(fake_wheels, store)
+    options = SuiteOptions(per_child=4, timeout=60)
+    grouped = suite_matrix(suite(), settings, RANGE, options, Silent())
+    assert [grouped.cell(FIXED, v).outcome for v in grouped.versions] == ["fail", "pass", "pass"]
+    assert not store.root.exists() or not any(store.root.rglob("*.json"))
