@@ -10,9 +10,11 @@ base classes in the file; ``test*`` methods of other ``Test*`` classes and
 module-level ``test*`` functions (pytest's style). A name defined twice counts
 once, as its last definition: that is the one that exists when the module runs.
 
-A test's id is pytest's node id relative to its root, the first directory up
-from the file without an ``__init__.py``: the directory unittest and pytest
-put first on ``sys.path``, so that ``import mlx_tests`` works beside the tests.
+A test's id is pytest's node id relative to the directory given (for a file
+given, its root): ``test_autograd.py::TestAutograd::test_jvp``. Its root is the
+first directory up from the file without an ``__init__.py``: the directory
+unittest and pytest put first on ``sys.path``, so that ``import mlx_tests``
+works beside the tests.
 """
 
 from __future__ import annotations
@@ -54,9 +56,15 @@ class SuiteTest:
     def title(self) -> str:
         return f"{self.cls}.{self.name}" if self.cls else self.name
 
+    @property
+    def node_id(self) -> str:
+        """pytest's node id with the root as its rootdir: what the child's pytest calls it."""
+        relative = self.file.relative_to(self.root).as_posix()
+        return "::".join([relative, *([self.cls] if self.cls else []), self.name])
+
     def child_spec(self) -> dict[str, object]:
         return {
-            "id": self.id,
+            "id": self.node_id,
             "module": self.module,
             "cls": self.cls,
             "name": self.name,
@@ -194,10 +202,14 @@ class Collector:
                 found[item.name] = item
         return found
 
-    def collect_file(self, path: Path) -> list[SuiteTest]:
+    def collect_file(self, path: Path, base: Path | None = None) -> list[SuiteTest]:
+        """The tests of one file, their ids relative to ``base`` (default: the file's root)."""
         source = self.source(path)
         root, module = import_root(source.path)
-        relative = source.path.relative_to(root).as_posix()
+        try:
+            relative = source.path.relative_to((base or root).resolve()).as_posix()
+        except ValueError:
+            relative = source.path.relative_to(root).as_posix()
         found: dict[tuple[str | None, str], tuple[ast.AST, str]] = {}
         for stmt in source.tree.body:
             if isinstance(stmt, ast.ClassDef):
@@ -229,13 +241,13 @@ class Collector:
                     name=name,
                     line=getattr(node, "lineno", 0),
                     kind=kind,
-                    source_hash=self._hash(source, test_id, node, nodes, kind),
+                    source_hash=self._hash(source, f"{module}::{cls}::{name}", node, nodes, kind),
                 )
             )
         return sorted(tests, key=lambda t: t.line)
 
     def _hash(
-        self, source: Source, test_id: str, node: ast.AST, tests: Sequence[ast.AST], kind: str
+        self, source: Source, name: str, node: ast.AST, tests: Sequence[ast.AST], kind: str
     ) -> str:
         """The module without the other tests, and every module beside it that it imports."""
         lines = source.text.splitlines()
@@ -245,7 +257,7 @@ class Collector:
             start = min([other.lineno, *(d.lineno for d in getattr(other, "decorator_list", []))])  # type: ignore[attr-defined]
             end = other.end_lineno or other.lineno  # type: ignore[attr-defined]
             lines[start - 1 : end] = [""] * (end - start + 1)
-        digest = hashlib.sha256(f"{test_id}\n{kind}\n".encode())
+        digest = hashlib.sha256(f"{name}\n{kind}\n".encode())
         digest.update("\n".join(lines).encode())
         for path in self._closure(source, kind):
             digest.update(f"\n--- {path.name}\n".encode())
@@ -305,7 +317,7 @@ def collect(paths: Iterable[Path | str]) -> list[SuiteTest]:
         if selector and not path.is_file():
             raise UsageError(f"{text}: '::' selects tests of a file, and {path} is a directory")
         for file in _files(path):
-            for test in collector.collect_file(file):
+            for test in collector.collect_file(file, path if path.is_dir() else None):
                 if not selector or _selected(test, selector):
                     tests.setdefault(test.id, test)
         if selector and not any(

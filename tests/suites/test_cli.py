@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -94,3 +97,33 @@ def test_bad_usage_is_one_line_and_exit_2(args: list[str], message: str) -> None
     assert result.exit_code == 2, result.output
     assert message in result.output
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(("sig", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_an_interrupt_stops_the_children_and_keeps_what_finished(
+    tmp_path: Path, sig: signal.Signals, status: int
+) -> None:
+    out = tmp_path / "report.json"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mgradcheck", "tests", BEHAVIOURS, "-k", "test_passes or hangs",
+         "--timeout", "300", "--json", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+    assert process.stderr is not None
+    while True:  # the quick test finished; the hanging one is running
+        line = process.stderr.readline()
+        assert line, "mgradcheck exited early"
+        if line.startswith("[") and "test_passes: pass" in line:
+            break
+    time.sleep(0.5)
+    process.send_signal(sig)
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == status, stderr
+    data = json.loads(out.read_text())
+    assert data["interrupted"] is True
+    outcomes = {r["id"].rsplit("::", 1)[1]: r["outcome"] for r in data["results"]}
+    assert outcomes == {"test_passes": "pass", "test_hangs": "not run"}
+    assert "interrupted by" in stderr and "Traceback" not in stderr
+    runs = Path(os.environ["MGRADCHECK_CACHE"]) / "runs"
+    leftover = subprocess.run(["pgrep", "-f", str(runs)], capture_output=True, text=True)
+    assert leftover.stdout.strip() == ""  # no child of the run is left behind

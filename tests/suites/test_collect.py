@@ -131,3 +131,15 @@ def test_missing_paths_and_tests(tmp_path: Path) -> None:
         collect([tmp_path / "nope"])
     with pytest.raises(UsageError, match="no such test"):
         collect([f"{BASIC / 'test_functions.py'}::test_missing"])
+
+
+def test_ids_are_relative_to_the_directory_given_and_hashes_to_the_test(tmp_path: Path) -> None:
+    for name in ("a", "b"):  # two directories without __init__.py, a test file of one name each
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "test_x.py").write_text("def test_y():\n    assert True\n")
+    tests = collect([tmp_path])
+    assert ids(tests) == ["a/test_x.py::test_y", "b/test_x.py::test_y"]
+    assert [t.node_id for t in tests] == ["test_x.py::test_y", "test_x.py::test_y"]
+    assert tests[0].root != tests[1].root
+    (alone,) = collect([tmp_path / "a" / "test_x.py"])
+    assert alone.id == "test_x.py::test_y" and alone.source_hash == tests[0].source_hash
