@@ -32,10 +32,16 @@ def matrix(wheels: Path, store: ResultsStore) -> Matrix:
     return suite_matrix(suite(), settings, RANGE, SuiteOptions(jobs=2, timeout=60), Silent())
 
 
+@pytest.fixture(scope="session")
+def _suite_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("suite-store")
+
+
 @pytest.fixture
-def first(fake_wheels: Path, tmp_path: Path) -> tuple[Matrix, ResultsStore]:
-    """The fake releases 1.2.0 to 1.4.0 against tests/fixtures/suites/releases, freshly stored."""
-    store = ResultsStore(tmp_path / "store")
+def first(fake_wheels: Path, _suite_store: Path) -> tuple[Matrix, ResultsStore]:
+    """The fake releases 1.2.0 to 1.4.0 against tests/fixtures/suites/releases: run by the
+    first test that asks, from the store for the others (a session's store, kept short)."""
+    store = ResultsStore(_suite_store)
     return matrix(fake_wheels, store), store
 
 
