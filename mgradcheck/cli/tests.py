@@ -75,6 +75,11 @@ def _load(
     return select(collect([Path(p) for p in paths]), keyword), checkout
 
 
+def _inputs(chosen: Sequence[SuiteTest]) -> list[Path]:
+    """The files a run reads, which no report may replace: the tests' modules."""
+    return sorted({t.file for t in chosen})
+
+
 @click.command(epilog=EPILOG)
 @handle_errors
 @click.argument("paths", nargs=-1, metavar="[PATH|FILE::Class::test]...")
@@ -179,13 +184,17 @@ def _run(
     from mgradcheck.suites.execute import report_of, store_runs
 
     outputs = report_outputs(json_path, junit_path, summary_path, badge_path)
-    outputs.check()
+    outputs.check(inputs=_inputs(chosen))
     progress = choose(quiet)
     command, env = open_target(python, mlx_version, settings, progress)
     snapshots = None
     if outputs.paths():
         snapshots = SnapshotWriter(outputs, lambda message: say(f"warning: {message}"))
-    report, interrupted = report_of(chosen, command, env, options, progress, None, snapshots)
+    try:
+        report, interrupted = report_of(chosen, command, env, options, progress, None, snapshots)
+    finally:
+        if snapshots is not None:
+            snapshots.close()
     if mlx_version is not None:
         store_runs(settings, mlx_version, chosen, report.results, options)
     write(report, outputs)
@@ -213,12 +222,12 @@ def _matrix(
     from mgradcheck.suites.matrix import SUBJECT, suite_matrix, summary_lines
 
     to_stdout = markdown_path == Path("-")
-    check_writable_paths(json_path, None if to_stdout else markdown_path)
+    check_writable_paths(json_path, None if to_stdout else markdown_path, inputs=_inputs(chosen))
     result = suite_matrix(chosen, settings, versions, options, choose(quiet))
     if json_path is not None:
-        import json
+        from mgradcheck.reports.json_report import dumps
 
-        write_text(json_path, json.dumps(result.to_json(), indent=1) + "\n")
+        write_text(json_path, dumps(result.to_json(), indent=1))
     markdown = render_markdown(result, by_item=True, subject=SUBJECT)
     markdown += "\n" + "\n".join(summary_lines(result, markdown=True)) + "\n"
     if to_stdout:

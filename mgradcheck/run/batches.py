@@ -14,6 +14,7 @@ The batches of a round run in parallel through the :class:`Runner`.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import tempfile
@@ -26,11 +27,14 @@ from typing import Any
 from mgradcheck.corpus.entry import Entry
 from mgradcheck.errors import Interrupted
 from mgradcheck.outcomes import Outcome
-from mgradcheck.run.child_process import ChildCommand
+from mgradcheck.paths import run_scratch
+from mgradcheck.run.child_process import ChildCommand, read_untrusted
 from mgradcheck.run.display import Silent
 from mgradcheck.run.observation import Environment, Observation
 from mgradcheck.run.results import EntryResult
 from mgradcheck.run.runner import Runner, RunOptions, run_watched
+
+LOG_BYTES = 16 << 20  # a done line holds capped texts (see mgradcheck.child.suite): far below
 
 
 @dataclass(frozen=True)
@@ -48,16 +52,18 @@ class Finished:
 MakeEntry = Callable[[int, Sequence[int], Path], Entry]
 
 
-def read_log(path: Path, key: str = "item") -> tuple[dict[int, dict[str, Any]], set[int]]:
+def read_log(
+    path: Path, key: str = "item", limit: int = LOG_BYTES
+) -> tuple[dict[int, dict[str, Any]], set[int]]:
     """The "done" lines by position (``line[key]``), and the positions that started; a line cut
-    short is skipped."""
+    short is skipped, and a log that is not a regular file of at most ``limit`` bytes is none."""
     done: dict[int, dict[str, Any]] = {}
     started: set[int] = set()
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except FileNotFoundError:
+    # The child's to write, so read as its result is: no link, no FIFO, bounded.
+    data, _ = read_untrusted(path, limit)
+    if data is None:
         return done, started
-    for raw in text.splitlines():
+    for raw in data[:limit].decode("utf-8", "replace").splitlines():
         try:
             line = json.loads(raw)
             position = int(line[key])
@@ -112,8 +118,12 @@ class BatchRunner:
         on_runner: Callable[[Runner | None], None] | None = None,
     ) -> Interrupted | None:
         """Run items ``0..count-1``; tell ``on_finished`` of each as it ends. Returns an interrupt, if any."""
-        directory = Path(tempfile.mkdtemp(prefix="mgradcheck-batches-", dir=self.scratch))
-        try:
+        with contextlib.ExitStack() as stack:
+            if self.scratch is None:  # private to this run, as the runner's own (see run_scratch)
+                directory = stack.enter_context(run_scratch())
+            else:
+                directory = Path(tempfile.mkdtemp(prefix="mgradcheck-batches-", dir=self.scratch))
+                stack.callback(shutil.rmtree, directory, ignore_errors=True)
             queue = deque(self._batch(items, directory) for items in self._first_batches(count))
             while queue:
                 batches = list(queue)
@@ -122,8 +132,6 @@ class BatchRunner:
                 if isinstance(outcome, Interrupted):
                     return outcome
                 queue.extend(outcome)
-        finally:
-            shutil.rmtree(directory, ignore_errors=True)
         return None
 
     def _first_batches(self, count: int) -> list[list[int]]:

@@ -277,23 +277,9 @@ def _read_result(path: Path) -> tuple[dict[str, Any] | None, str]:
     The file is the child's to write, so it is read as untrusted: never through a
     link, only if it is a regular file, and only up to :data:`RESULT_BYTES`.
     """
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except FileNotFoundError:
-        return None, ""  # the child died before writing it
-    except OSError as exc:
-        return None, f"its result file could not be opened ({exc.strerror or exc})"
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            return None, "its result file is not a regular file"
-        if info.st_size > RESULT_BYTES:
-            return None, f"its result file holds {info.st_size} bytes, over the {RESULT_BYTES} read"
-        raw = b""
-        while len(raw) <= RESULT_BYTES and (chunk := os.read(fd, RESULT_BYTES + 1 - len(raw))):
-            raw += chunk
-    finally:
-        os.close(fd)
+    raw, why = read_untrusted(path, RESULT_BYTES)
+    if raw is None:
+        return None, why and f"its result file {why}"
     if len(raw) > RESULT_BYTES:
         return None, f"its result file grew over the {RESULT_BYTES} bytes read"
     try:
@@ -303,6 +289,29 @@ def _read_result(path: Path) -> tuple[dict[str, Any] | None, str]:
     if not isinstance(data, dict) or not isinstance(data.get("status"), str):
         return None, ""
     return strict(data), ""
+
+
+def read_untrusted(path: Path, limit: int) -> tuple[bytes | None, str]:
+    """Up to ``limit`` + 1 bytes of a file a child wrote: never through a link, only from a
+    regular file (a FIFO would block the run). None and why not ("" when it is missing)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None, ""  # the child died before writing it
+    except OSError as exc:
+        return None, f"could not be opened ({exc.strerror or exc})"
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return None, "is not a regular file"
+        if info.st_size > limit:
+            return None, f"holds {info.st_size} bytes, over the {limit} read"
+        raw = b""
+        while len(raw) <= limit and (chunk := os.read(fd, limit + 1 - len(raw))):
+            raw += chunk
+    finally:
+        os.close(fd)
+    return raw, ""
 
 
 def _no_constant(name: str) -> None:

@@ -30,7 +30,7 @@ from mgradcheck.run.display import Progress, Silent
 from mgradcheck.run.observation import Environment, Observation, not_run
 from mgradcheck.run.results import EntryResult, Report
 from mgradcheck.run.runner import Runner
-from mgradcheck.run.stages import Snapshots, reported, runs_scratch
+from mgradcheck.run.stages import Snapshots, reported
 from mgradcheck.suites.collect import SuiteTest
 
 DEFAULT_TIMEOUT = 120.0
@@ -73,6 +73,16 @@ def batch_entry(tests: Sequence[SuiteTest], number: int, log: Path, timeout: flo
 def observation(finished: Finished) -> Observation:
     """One test's run, from its ``done`` line and (when it ran alone) its child's observation."""
     run, line = finished.run, finished.line
+    if line is None and run.outcome is Outcome.PASS:  # its log was unreadable (not a file...)
+        return Observation(
+            Outcome.ERROR,
+            run.duration,
+            exit_status=run.exit_status,
+            exc_type="NoReport",
+            message="its child ended cleanly without reporting the test",
+            stdout=run.stdout,
+            stderr=run.stderr,
+        )
     if line is None or (finished.alone and run.outcome in (Outcome.CRASH, Outcome.TIMEOUT)):
         return run  # it never finished, or its child died after it did: that is its outcome
     outcome = STATUSES.get(str(line.get("status")), Outcome.ERROR)
@@ -117,7 +127,6 @@ def run_tests(
     progress: Progress,
     on_result: Callable[[EntryResult], None] | None = None,
     on_runner: Callable[[Runner | None], None] | None = None,
-    scratch: Path | None = None,
 ) -> tuple[list[EntryResult], Interrupted | None]:
     """Every test's result, in order (those the run did not reach: not run), and any interrupt."""
     ordered = sorted(range(len(tests)), key=lambda i: str(tests[i].root))  # a child, one root
@@ -139,7 +148,7 @@ def run_tests(
             on_result(result)
 
     roots = [str(tests[i].root) for i in ordered]
-    batches = BatchRunner(command, env, make, options.jobs, options.per_child, scratch, roots)
+    batches = BatchRunner(command, env, make, options.jobs, options.per_child, group=roots)
     try:
         interrupted = batches.run(len(tests), finished, on_runner)
     finally:
@@ -174,12 +183,11 @@ def report_of(
     snapshots: Snapshots | None = None,
 ) -> tuple[Report, Interrupted | None]:
     """Run the tests into a report (partial ones handed to ``snapshots`` as they finish)."""
-    scratch = runs_scratch()
 
     def produce(
         on_result: Callable[[EntryResult], None],
     ) -> tuple[Sequence[EntryResult], Interrupted | None]:
-        return run_tests(tests, command, env, options, progress, on_result, scratch=scratch)
+        return run_tests(tests, command, env, options, progress, on_result)
 
     info = {"kind": "tests", "per_child": options.per_child, **(meta or {})}
     return reported(len(tests), env, produce, info, snapshots)

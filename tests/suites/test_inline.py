@@ -24,6 +24,15 @@ def helper(x):
     return x + OFFSET
 
 
+def twice(f):
+    return lambda x: 2 * f(x)
+
+
+@twice
+def doubled(x):
+    return x
+
+
 class Base(unittest.TestCase):
     def check_positive(self, x):
         self.assertGreater(x, 0, msg=f"{x} is not positive")
@@ -106,6 +115,14 @@ class TestMapping(Base):
         bump()
         self.assertEqual(count, 1)
 
+    def test_decorators_kept(self):
+        @twice
+        def inner(x):
+            return x + 1
+
+        self.assertEqual(inner(1), 4)
+        self.assertEqual(doubled(1), 2)
+
     def test_returns_early(self):
         if OFFSET:
             return
@@ -144,7 +161,7 @@ def run(code: str) -> None:
 @pytest.mark.parametrize(
     "name",
     ["test_equal", "test_almost", "test_true_false", "test_raises", "test_relations",
-     "test_helper_method", "test_nonlocal", "test_returns_early"],
+     "test_helper_method", "test_nonlocal", "test_returns_early", "test_decorators_kept"],
 )  # fmt: skip
 def test_a_passing_test_passes_as_an_entry(module: Source, name: str) -> None:
     run(inline(module, "TestMapping", name).code)
