@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -88,3 +89,15 @@ def test_a_log_cut_short_is_read_up_to_the_cut(tmp_path: Path, text: str) -> Non
     done, started = read_log(path)
     assert done == {} and started == ({0} if text else set())
     assert read_log(tmp_path / "missing.jsonl") == ({}, set())
+
+
+def test_a_log_is_read_as_untrusted_as_a_result(tmp_path: Path) -> None:
+    """The child names nothing the parent reads through: a link, a FIFO, a flood are no log."""
+    real = tmp_path / "real.jsonl"
+    real.write_text('{"event": "done", "item": 0, "status": "pass"}\n')
+    (tmp_path / "link.jsonl").symlink_to(real)
+    os.mkfifo(tmp_path / "fifo.jsonl")  # opened for reading alone, it would block the run
+    for name in ("link.jsonl", "fifo.jsonl"):
+        assert read_log(tmp_path / name) == ({}, set())
+    assert read_log(real, limit=10) == ({}, set())
+    assert read_log(real)[0] == {0: {"event": "done", "item": 0, "status": "pass"}}
