@@ -63,7 +63,11 @@ class Outcome(enum.Enum):
         self.tone = tone
 
     def junit_element(self, outcome: Outcome | None = None) -> str:
-        """The JUnit child element of a test with this outcome: "" when it passed."""
+        """The JUnit child element of a test with this outcome: "" when it passed.
+
+        ``outcome`` is unused: it is there so that a standing of either kind (this, or
+        :meth:`Verdict.junit_element`) answers the same call.
+        """
         if self is Outcome.PASS:
             return ""
         return "skipped" if self is Outcome.SKIP else self.junit

@@ -210,7 +210,7 @@ class Collector:
             relative = source.path.relative_to((base or root).resolve()).as_posix()
         except ValueError:
             relative = source.path.relative_to(root).as_posix()
-        found: dict[tuple[str | None, str], tuple[ast.AST, str]] = {}
+        found: dict[tuple[str | None, str], tuple[ast.stmt, str]] = {}
         for stmt in source.tree.body:
             if isinstance(stmt, ast.ClassDef):
                 if self.is_testcase(source, stmt.name):
@@ -247,15 +247,15 @@ class Collector:
         return sorted(tests, key=lambda t: t.line)
 
     def _hash(
-        self, source: Source, name: str, node: ast.AST, tests: Sequence[ast.AST], kind: str
+        self, source: Source, name: str, node: ast.stmt, tests: Sequence[ast.stmt], kind: str
     ) -> str:
         """The module without the other tests, and every module beside it that it imports."""
         lines = source.text.splitlines()
         for other in tests:
             if other is node:
                 continue
-            start = min([other.lineno, *(d.lineno for d in getattr(other, "decorator_list", []))])  # type: ignore[attr-defined]
-            end = other.end_lineno or other.lineno  # type: ignore[attr-defined]
+            start = first_line(other)
+            end = other.end_lineno or other.lineno
             lines[start - 1 : end] = [""] * (end - start + 1)
         digest = hashlib.sha256(f"{name}\n{kind}\n".encode())
         digest.update("\n".join(lines).encode())
@@ -285,6 +285,13 @@ class Collector:
                     break
                 directory = directory.parent
         return sorted(seen)
+
+
+def first_line(node: ast.stmt) -> int:
+    """Where a statement starts: a decorated function's or class's first decorator (its
+    ``lineno`` is the ``def`` line)."""
+    decorators: list[ast.expr] = getattr(node, "decorator_list", None) or []
+    return min([node.lineno, *(d.lineno for d in decorators)])
 
 
 def _has_init(node: ast.ClassDef) -> bool:

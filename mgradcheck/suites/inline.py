@@ -29,7 +29,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from mgradcheck.suites.collect import Source
+from mgradcheck.suites.collect import Source, first_line
 
 # Names a corpus entry's code finds bound when it runs (see child/bootstrap.py).
 ENTRY_NAMES = frozenset(
@@ -184,13 +184,6 @@ def free_names(roots: Iterable[ast.AST]) -> set[str]:
     return loaded - _stored(nodes)
 
 
-def _first_line(node: ast.stmt) -> int:
-    """Where a statement starts: a decorated function's or class's first decorator (its
-    ``lineno`` is the ``def`` line, and a dropped ``@mx.compile`` would change the test)."""
-    decorators: list[ast.expr] = getattr(node, "decorator_list", None) or []
-    return min([node.lineno, *(d.lineno for d in decorators)])
-
-
 class _Module:
     """A parsed module and its top-level bindings (its ``if __name__ == ...`` block left out)."""
 
@@ -205,8 +198,9 @@ class _Module:
                 self.bindings[name] = stmt
 
     def segment(self, node: ast.stmt) -> str:
-        """A statement's source, a function's or class's decorators included."""
-        start, end = _first_line(node), node.end_lineno or node.lineno
+        """A statement's source, a function's or class's decorators included (a dropped
+        ``@mx.compile`` would change the test)."""
+        start, end = first_line(node), node.end_lineno or node.lineno
         return textwrap.dedent("".join(self.lines[start - 1 : end]))
 
 
@@ -353,7 +347,7 @@ class _Inliner:
         if not body:
             return "pass\n", docstring
         floor = (func.body[0].end_lineno or func.lineno) if docstring is not None else func.lineno
-        first = _first_line(body[0])
+        first = first_line(body[0])
         while first - 1 > floor and module.lines[first - 2].strip().startswith("#"):
             first -= 1  # the comments just above the first statement belong to it
         last = func.end_lineno or func.lineno
