@@ -29,7 +29,7 @@ from mgradcheck.outcomes import Outcome, Verdict
 from mgradcheck.run.results import Report
 from mgradcheck.schemas import load
 from tests import builders
-from tests.conftest import BEHAVIOURS, FIXTURES, environment
+from tests.conftest import BEHAVIOURS, FIXTURES, SUITES, environment
 from tests.corpus.test_fuzz_loader import FUZZ
 
 ENTRY = jsonschema.Draft7Validator(
@@ -295,7 +295,9 @@ def test_the_report_schema_knows_every_verdict_and_outcome() -> None:
     schema = load("report")
     assert schema["definitions"]["verdict"]["enum"] == [v.label for v in Verdict]
     assert schema["definitions"]["outcome"]["enum"] == [o.label for o in Outcome]
-    assert set(schema["properties"]["counts"]["required"]) == {v.label for v in Verdict}
+    counts = schema["definitions"]
+    assert set(counts["verdictCounts"]["required"]) == {v.label for v in Verdict}
+    assert set(counts["outcomeCounts"]["required"]) == {o.label for o in Outcome}
 
 
 @pytest.mark.parametrize(
@@ -305,8 +307,9 @@ def test_the_report_schema_knows_every_verdict_and_outcome() -> None:
         builders.report(builders.result("x", flaky=True), interrupted=True, shard="1/2",
                         partial={"finished": 1, "planned": 2}),
         builders.every_verdict(environment(mlx=None, backend=None)),
+        builders.every_outcome(),
     ],
-    ids=["every verdict", "partial shard", "no MLX"],
+    ids=["every verdict", "partial shard", "no MLX", "a suite's tests"],
 )  # fmt: skip
 def test_reports_validate(report: Report) -> None:
     data = json.loads(json.dumps(report.to_json()))
@@ -325,6 +328,25 @@ def test_a_report_written_by_a_real_run_validates(tmp_path: Path) -> None:
     for broken in ({**data, "schema_version": 2}, {**data, "counts": {}}):
         assert not REPORT.is_valid(broken)
     data["results"][0]["verdict"] = "passed"
+    assert not REPORT.is_valid(data)
+
+
+def test_a_report_of_a_suites_tests_validates_and_is_held_to_its_vocabulary(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "r.json"
+    subprocess.run(
+        [sys.executable, "-m", "mgradcheck", "tests", str(SUITES / "basic" / "test_behaviours.py"),
+         "-k", "test_passes or test_fails", "-q", "--json", str(out)],
+        capture_output=True, check=False, timeout=120,
+    )  # fmt: skip
+    data = json.loads(out.read_text())
+    assert data["meta"]["kind"] == "tests" and data["results"][0]["verdict"] is None
+    assert [e.message for e in REPORT.iter_errors(data)] == []
+    by_verdict = {v.label: 0 for v in Verdict}
+    for broken in ({**data, "counts": by_verdict}, {**data, "counts": {**data["counts"], "x": 0}}):
+        assert not REPORT.is_valid(broken)
+    data["results"][0]["verdict"] = "pass"  # an outcome is no verdict
     assert not REPORT.is_valid(data)
 
 

@@ -251,8 +251,12 @@ def build_options(func: F) -> F:
     return func
 
 
-def interpreter_options(verb: str) -> Callable[[F], F]:
-    """--python and --mlx: which MLX the children run (never both), and how a commit is built."""
+def interpreter_options(verb: str, releases_flag: str = "") -> Callable[[F], F]:
+    """--python and --mlx: which MLX the children run (never both), and how a commit is built.
+
+    The release options apply only when releases are installed: with --mlx, or with the
+    command's own ``releases_flag`` (``tests --matrix``) when it has one.
+    """
 
     def decorate(func: F) -> F:
         @wraps(func)
@@ -260,11 +264,15 @@ def interpreter_options(verb: str) -> Callable[[F], F]:
             if kwargs.get("python") is not None and kwargs.get("mlx_version") is not None:
                 raise UsageError("--mlx and --python cannot be used together")
             given = [key for key in _RELEASE_KEYS if kwargs.get(key)]
-            if given and kwargs.get("mlx_version") is None:
+            installs = kwargs.get("mlx_version") is not None or (
+                releases_flag and kwargs.get(releases_flag)
+            )
+            if given and not installs:
                 names = ", ".join("--" + key.replace("_", "-") for key in given)
                 verb = "applies" if len(given) == 1 else "apply"
+                also = f" or --{releases_flag.replace('_', '-')}" if releases_flag else ""
                 raise UsageError(
-                    f"{names} {verb} only with --mlx VERSION (which release to install)"
+                    f"{names} {verb} only with --mlx VERSION{also} (which release to install)"
                 )
             return func(*args, **kwargs)
 

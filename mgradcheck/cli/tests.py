@@ -14,6 +14,8 @@ from mgradcheck.cli.common import (
     handle_errors,
     interpreter_options,
     jobs_option,
+    json_option,
+    on_stdout,
     release_options,
     report_options,
     say,
@@ -58,8 +60,13 @@ def _check_modes(matrix: bool, given: dict[str, object]) -> None:
 
 
 def _load(
-    paths: Sequence[str], revision: str | None, repo: Path | None, keyword: str | None
+    paths: Sequence[str],
+    revision: str | None,
+    repo: Path | None,
+    keyword: str | None,
+    builds: bool = False,
 ) -> tuple[list[SuiteTest], Checkout | None]:
+    """The tests chosen; ``builds``: --mlx names a commit, which --mlx-repo's clone builds."""
     from mgradcheck.suites.collect import collect, select
 
     checkout = None
@@ -68,8 +75,8 @@ def _load(
 
         checkout = take(revision, repo)
         paths = [str(checkout.directory / p) for p in paths] or [str(checkout.directory)]
-    elif repo is not None:
-        raise UsageError("--mlx-repo goes with --mlx-tests TAG")
+    elif repo is not None and not builds:
+        raise UsageError("--mlx-repo goes with --mlx-tests TAG (or with --mlx COMMIT)")
     elif not paths:
         raise UsageError("give the tests: files or directories, or --mlx-tests TAG")
     return select(collect([Path(p) for p in paths]), keyword), checkout
@@ -80,29 +87,24 @@ def _inputs(chosen: Sequence[SuiteTest]) -> list[Path]:
     return sorted({t.file for t in chosen})
 
 
-@click.command(epilog=EPILOG)
+@click.command(epilog=EPILOG, short_help="Run a test suite's tests, each in its own process.")
 @handle_errors
 @click.argument("paths", nargs=-1, metavar="[PATH|FILE::Class::test]...")
 @click.option("-k", "keyword", metavar="EXPR", help="Only tests matching this pytest-style expression, e.g. 'grad and not complex'.")  # fmt: skip
-@click.option("--mlx-tests", "revision", metavar="TAG", help="MLX's own python/tests at this tag (PATHs are then inside it).")  # fmt: skip
-@click.option(
-    "--mlx-repo",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    metavar="PATH",
-    help="A clone of MLX for --mlx-tests. Default: one kept in the cache.",
-)
-@interpreter_options("Run")
+@click.option("--mlx-tests", "revision", metavar="TAG", help="MLX's own python/tests at this tag, from --mlx-repo's clone (PATHs are then inside it).")  # fmt: skip
+@interpreter_options("Run", releases_flag="matrix")
 @release_options
-@jobs_option(1, "Children")
+@jobs_option("Tests run")
 @click.option("--per-child", type=click.IntRange(1, 10_000), default=1, show_default=True,
               help="Tests per child; a child that dies has its culprit re-run alone.")  # fmt: skip
 @click.option("--timeout", type=click.FloatRange(0.1, 86400), default=120.0, show_default=True,
               help="Seconds per test.")  # fmt: skip
-@click.option("--json", "json_path", type=click.Path(path_type=Path), help="Write the JSON report (with --matrix: the matrix) here.")  # fmt: skip
+@json_option("the JSON report (with --matrix: the matrix)")
 @report_options
 @click.option("--matrix", "matrix", is_flag=True, help="Run the tests on each release and show where each flips.")  # fmt: skip
 @click.option("--versions", metavar="RANGE", help="With --matrix: only releases in this range, e.g. '>=0.31.2'.")  # fmt: skip
-@click.option("--markdown", "markdown_path", type=click.Path(path_type=Path), help="With --matrix: write it as Markdown here ('-': print it).")  # fmt: skip
+@click.option("--markdown", "markdown_path", type=click.Path(path_type=Path), metavar="FILE",
+              help="With --matrix: write it as Markdown here ('-': standard output, the table then to stderr).")  # fmt: skip
 @click.option("--emit", "emit_dir", type=click.Path(file_okay=False, path_type=Path),
               help="With --matrix: write a corpus entry for each test that flips, checked to reproduce.")  # fmt: skip
 @click.option("--no-cache", is_flag=True, help="With --matrix: run again what the store holds.")
@@ -112,9 +114,8 @@ def tests(
     paths: Sequence[str],
     keyword: str | None,
     revision: str | None,
-    mlx_repo: Path | None,
     python: Path | None,
-    mlx_version: Version | None,
+    mlx_version: Version | str | None,
     settings: Settings,
     jobs: int,
     per_child: int,
@@ -148,7 +149,8 @@ def tests(
         from mgradcheck.releases.index import parse_range
 
         parse_range(versions)  # a bad range is bad usage, said before anything runs
-    chosen, checkout = _load(paths, revision, mlx_repo, keyword)
+    commit = isinstance(mlx_version, str)
+    chosen, checkout = _load(paths, revision, settings.mlx_repo, keyword, builds=commit)
     if collect_only:
         for test in chosen:
             click.echo(test.id)
@@ -166,7 +168,7 @@ def tests(
 def _run(
     chosen: Sequence[SuiteTest],
     python: Path | None,
-    mlx_version: Version | None,
+    mlx_version: Version | str | None,
     settings: Settings,
     options: SuiteOptions,
     quiet: bool,
@@ -188,17 +190,18 @@ def _run(
     progress = choose(quiet)
     command, env = open_target(python, mlx_version, settings, progress)
     snapshots = None
-    if outputs.paths():
-        snapshots = SnapshotWriter(outputs, lambda message: say(f"warning: {message}"))
+    files = outputs.files()  # the report on standard output is written once, at the end
+    if files.paths():
+        snapshots = SnapshotWriter(files, lambda message: say(f"warning: {message}"))
     try:
         report, interrupted = report_of(chosen, command, env, options, progress, None, snapshots)
     finally:
         if snapshots is not None:
             snapshots.close()
-    if mlx_version is not None:
+    if mlx_version is not None and not isinstance(mlx_version, str):  # a commit's runs: not stored
         store_runs(settings, mlx_version, chosen, report.results, options)
     write(report, outputs)
-    table.render(report, report_console())
+    table.render(report, report_console(stderr=outputs.to_stdout))
     if interrupted is not None:
         say(f"interrupted by {interrupted}; the report holds what finished")
     sys.exit(stages.exit_code(report, interrupted))
@@ -221,24 +224,21 @@ def _matrix(
     from mgradcheck.run.display import choose, report_console
     from mgradcheck.suites.matrix import SUBJECT, suite_matrix, summary_lines
 
-    to_stdout = markdown_path == Path("-")
-    check_writable_paths(json_path, None if to_stdout else markdown_path, inputs=_inputs(chosen))
+    to_stdout = on_stdout(json_path, markdown_path)
+    check_writable_paths(json_path, markdown_path, inputs=_inputs(chosen))
     result = suite_matrix(chosen, settings, versions, options, choose(quiet))
     if json_path is not None:
         from mgradcheck.reports.json_report import dumps
 
         write_text(json_path, dumps(result.to_json(), indent=1))
-    markdown = render_markdown(result, by_item=True, subject=SUBJECT)
-    markdown += "\n" + "\n".join(summary_lines(result, markdown=True)) + "\n"
-    if to_stdout:
-        click.echo(markdown, nl=False)
-    else:
-        console = report_console(width=200)
-        render_table(result, console, by_item=True)
-        for line in summary_lines(result):
-            console.print(line, highlight=False, soft_wrap=True)
-        if markdown_path is not None:
-            write_text(markdown_path, markdown)
+    console = report_console(width=200, stderr=to_stdout)
+    render_table(result, console, by_item=True)
+    for line in summary_lines(result):
+        console.print(line, highlight=False, soft_wrap=True)
+    if markdown_path is not None:
+        markdown = render_markdown(result, by_item=True, subject=SUBJECT)
+        markdown += "\n" + "\n".join(summary_lines(result, markdown=True)) + "\n"
+        write_text(markdown_path, markdown)
     if result.interrupted:
         say("interrupted; the table holds what finished")
         sys.exit(ExitCode.for_signal(result.signum))
@@ -246,4 +246,4 @@ def _matrix(
         from mgradcheck.suites.harvest import harvest
 
         for line in harvest(result, chosen, checkout, settings, emit_dir, choose(quiet)):
-            click.echo(line)
+            click.echo(line, err=to_stdout)

@@ -164,7 +164,8 @@ def make(
         if matrix.interrupted:
             return NewEntry(request.path, "", draft, (), (), (), True, matrix.signum)
         raise UsageError(_no_bug(request, versions, runs, matrix))
-    judged = _judged(dataclasses.replace(draft, bug=bug), matrix, runs)
+    entry = dataclasses.replace(draft, bug=bug)
+    judged = _judged(entry, matrix, runs)
     flips = tuple(judged.flips(draft.id))
     state = {v: judged.cell(draft.id, v).state for v in versions}
     known = [v for v in versions if state[v] is not State.UNKNOWN]
@@ -177,7 +178,6 @@ def make(
         data["found_by"] = _found_by(bad[-1], backend)
     data["requires"] = {"mlx": f">={known[0]}"}
     shown = sorted({known[0], known[-1], *(v for f in flips for v in (f.before, f.after))})
-    entry = judged.entries[0]
     data["evidence"] = [_evidence(judged.cell(draft.id, v), runs[v], entry, backend) for v in shown]
     gaps = {f: _between(listing.versions, f) for f in flips}
     data["notes"] = _notes(judged, entry, flips, gaps, settings) + "\n"

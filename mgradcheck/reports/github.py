@@ -44,7 +44,8 @@ def _file(path: str, workspace: Path) -> str | None:
 
 def annotation(result: EntryResult, line: int | None, workspace: Path) -> str | None:
     """The workflow command for one result, or None when its verdict needs no one."""
-    level = LEVELS.get(result.verdict.tone) if result.verdict.is_failure else None
+    standing = result.standing  # a corpus entry's verdict, or a test's outcome
+    level = LEVELS.get(standing.tone) if standing.is_failure else None
     if level is None:
         return None
     where = []
@@ -53,8 +54,10 @@ def annotation(result: EntryResult, line: int | None, workspace: Path) -> str | 
         where.append(f"file={_property(file)}")
         if line is not None:
             where.append(f"line={line}")
-    where.append(f"title={_property(f'mgradcheck: {result.id} {result.verdict.label}')}")
-    message = f"{result.verdict.label}: {result.judgement.reason} ({result.outcome_text}; {result.environment.label})"
+    where.append(f"title={_property(f'mgradcheck: {result.id} {standing.label}')}")
+    message = (
+        f"{standing.label}: {result.reason} ({result.outcome_text}; {result.environment.label})"
+    )
     return f"::{level} {','.join(where)}::{_data(message[:MESSAGE_CHARS])}"
 
 

@@ -29,7 +29,7 @@ from mgradcheck.errors import Interrupted
 from mgradcheck.outcomes import Outcome
 from mgradcheck.paths import run_scratch
 from mgradcheck.run.child_process import ChildCommand, read_untrusted
-from mgradcheck.run.display import Silent
+from mgradcheck.run.display import Labelled, Progress, Silent
 from mgradcheck.run.observation import Environment, Observation
 from mgradcheck.run.results import EntryResult
 from mgradcheck.run.runner import Runner, RunOptions, run_watched
@@ -96,8 +96,14 @@ class BatchRunner:
         size: int = 1,
         scratch: Path | None = None,
         group: Sequence[str] | None = None,
+        progress: Progress | None = None,
+        label: Callable[[Sequence[int]], str] | None = None,
     ) -> None:
-        """``group``: each item's group, when items of different groups must not share a child."""
+        """``group``: each item's group, when items of different groups must not share a child.
+
+        ``progress`` is told of each batch as its child starts and ends, named by ``label``
+        (of the batch's items); the caller tells it of the items as they finish.
+        """
         self.command = command
         self.environment = environment
         self.make_entry = make_entry
@@ -105,6 +111,8 @@ class BatchRunner:
         self.size = max(1, size)
         self.scratch = scratch
         self.group = group
+        self.progress = progress or Silent()
+        self.label = label
         self._numbers = 0
 
     def _batch(self, items: list[int], directory: Path, note: str = "") -> _Batch:
@@ -156,10 +164,13 @@ class BatchRunner:
     ) -> list[_Batch] | Interrupted:
         """Run one round of batches in parallel; the batches of the next round, or the interrupt."""
         by_id: dict[str, _Batch] = {}
+        labels: dict[str, str] = {}
         entries = []
         for batch in batches:
             entry = self.make_entry(batch.number, batch.items, batch.log)
             by_id[entry.id] = batch
+            if self.label is not None:
+                labels[entry.id] = self.label(batch.items)
             entries.append(entry)
         following: list[_Batch] = []
 
@@ -170,7 +181,7 @@ class BatchRunner:
             self.command,
             self.environment,
             RunOptions(jobs=self.jobs),
-            Silent(),
+            Labelled(self.progress, labels),
             directory,
             on_result=finished,
         )

@@ -14,6 +14,7 @@ import re
 import sys
 import threading
 import time
+from collections.abc import Mapping
 from typing import IO, TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -83,6 +84,25 @@ class Silent:
 
     def stop(self) -> None:
         pass
+
+
+class Labelled(Silent):
+    """Only the items running, under labels: the runner's children as the batches they run.
+
+    A batch child runs several cases or tests one after another; the caller counts those,
+    not batches, and names each batch (by its first item, say). A runner starts a child
+    only when a job is free, so nothing queued is shown as running.
+    """
+
+    def __init__(self, progress: Progress, labels: Mapping[str, str]) -> None:
+        self.progress = progress
+        self.labels = labels
+
+    def item_started(self, item: str) -> None:
+        self.progress.item_started(self.labels.get(item, item))
+
+    def item_finished(self, item: str) -> None:
+        self.progress.item_finished(self.labels.get(item, item))
 
 
 class PlainProgress:

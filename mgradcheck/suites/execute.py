@@ -148,7 +148,16 @@ def run_tests(
             on_result(result)
 
     roots = [str(tests[i].root) for i in ordered]
-    batches = BatchRunner(command, env, make, options.jobs, options.per_child, group=roots)
+
+    def label(items: Sequence[int]) -> str:
+        # A batch's child runs its tests one after another: shown by its first test.
+        first = tests[ordered[items[0]]].id
+        return first + (f" +{len(items) - 1}" if len(items) > 1 else "")
+
+    batches = BatchRunner(
+        command, env, make, options.jobs, options.per_child, group=roots, progress=progress,
+        label=label,
+    )  # fmt: skip
     try:
         interrupted = batches.run(len(tests), finished, on_runner)
     finally:

@@ -26,8 +26,8 @@ from typing import Any
 from packaging.version import Version
 
 from mgradcheck.atomic import write_text
-from mgradcheck.corpus.loader import load
 from mgradcheck.corpus.dump import dump
+from mgradcheck.corpus.loader import load
 from mgradcheck.errors import CorpusError
 from mgradcheck.outcomes import Outcome
 from mgradcheck.releases.matrix import Matrix

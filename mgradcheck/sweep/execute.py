@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import enum
 import itertools
+import json
 import shutil
 import tempfile
 import time
@@ -27,7 +28,7 @@ from mgradcheck.errors import Interrupted
 from mgradcheck.outcomes import Outcome
 from mgradcheck.run.batches import read_log
 from mgradcheck.run.child_process import ChildCommand
-from mgradcheck.run.display import Progress, Silent
+from mgradcheck.run.display import Labelled, Progress, Silent
 from mgradcheck.run.observation import Environment, Observation
 from mgradcheck.run.runner import Runner, RunOptions
 from mgradcheck.sweep.catalogue import Case
@@ -142,22 +143,6 @@ def from_observation(task: Task, run: Observation) -> CaseResult:
     )
 
 
-class _Running(Silent):
-    """A wave's batches as they start and finish, under their labels; nothing else of the
-    runner's: the sweep counts cases, not batches. (A wave holds two batches per job, so
-    marking them all at once would show queued batches as running.)"""
-
-    def __init__(self, progress: Progress, labels: Mapping[str, str]) -> None:
-        self.progress = progress
-        self.labels = labels
-
-    def item_started(self, item: str) -> None:
-        self.progress.item_started(self.labels.get(item, item))
-
-    def item_finished(self, item: str) -> None:
-        self.progress.item_finished(self.labels.get(item, item))
-
-
 def _last_path(lines: Sequence[str], reason: str) -> dict[str, Any] | None:
     """The path a crashed child was in, from its last breadcrumbs, as a finding of kind crash."""
     crumbs = [line for line in lines if line.startswith("gradcheck: running ")]
@@ -262,7 +247,7 @@ class Executor:
                 tasks[batch[0]].key + (f" +{len(batch) - 1}" if len(batch) > 1 else "")
                 for batch in wave
             ]
-            shown = _Running(
+            shown = Labelled(
                 self.progress or Silent(),
                 {e.id: label for e, label in zip(entries, labels, strict=True)},
             )

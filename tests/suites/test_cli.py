@@ -78,6 +78,14 @@ def test_every_test_passing_exits_0_and_collect_only_runs_nothing() -> None:
     assert "22 tests collected" in listed.stderr
 
 
+def test_a_report_on_standard_output_sends_the_table_to_stderr() -> None:
+    result = mgradcheck("tests", BEHAVIOURS, "-k", "test_passes", "-q", "--json", "-")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert [r["outcome"] for r in data["results"]] == ["pass"]
+    assert "1 test: 1 pass" in result.stderr
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -88,6 +96,8 @@ def test_every_test_passing_exits_0_and_collect_only_runs_nothing() -> None:
         ([BEHAVIOURS, "--matrix", "--junit", "x.xml"], "--junit is used without --matrix only"),
         ([BEHAVIOURS, "--matrix", "--versions", "1.0"], "is not a version range"),
         ([BEHAVIOURS, "--mlx-repo", "."], "--mlx-repo goes with --mlx-tests TAG"),
+        ([BEHAVIOURS, "--pre"], "--pre applies only with --mlx VERSION or --matrix"),
+        ([BEHAVIOURS, "--matrix", "--pre", "--versions", "1.0"], "is not a version range"),
         (["no/such/dir"], "no/such/dir: no such file or directory"),
         ([BEHAVIOURS + "::TestBehaviours::test_nothing"], "no such test"),
     ],

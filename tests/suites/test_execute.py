@@ -12,6 +12,7 @@ from mgradcheck.run.display import Silent
 from mgradcheck.run.results import EntryResult
 from mgradcheck.suites.collect import collect
 from mgradcheck.suites.execute import SuiteOptions, run_tests
+from tests.builders import RecordingProgress
 from tests.conftest import SUITES, environment
 
 BASIC = SUITES / "basic"
@@ -107,3 +108,15 @@ def test_many_per_child_gives_the_same_outcomes_and_names_the_crash(
     assert crashed.id.endswith("test_segfaults") and crashed.runs[0].signal == "SIGSEGV"
     batched_pass = next(r for r in results if r.id.endswith("test_passes"))
     assert batched_pass.runs[0].exit_status is None  # finished inside a batch: its done line
+
+
+def test_the_progress_shows_each_child_running_by_its_first_test() -> None:
+    wanted = ("test_passes", "test_redefined", "test_helper_module_ran")
+    chosen = [t for t in collect([str(BASIC / "test_behaviours.py")]) if t.name in wanted]
+    progress = RecordingProgress()
+    options = SuiteOptions(per_child=2, timeout=60)
+    results, _ = run_tests(chosen, ChildCommand(sys.executable), environment(), options, progress)
+    assert [r.outcome for r in results] == [Outcome.PASS] * 3
+    first, _, third = (t.id for t in chosen)
+    assert sorted(progress.started) == sorted([f"{first} +1", third])
+    assert progress.running == set() and progress.done == 3

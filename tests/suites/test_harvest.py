@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
+from mgradcheck.corpus.dump import dump
 from mgradcheck.corpus.loader import load
-from mgradcheck.corpus.yamlsource import dump
 from mgradcheck.releases.matrix import Matrix
 from mgradcheck.releases.regress import Judged, State
 from mgradcheck.releases.store import ResultsStore

@@ -48,7 +48,7 @@ def test_nothing_stored_runs_again(
     def nothing(*args: object, **kwargs: object) -> None:
         raise AssertionError("a stored release was installed or run again")
 
-    monkeypatch.setattr(envs, "_run_logged", nothing)
+    monkeypatch.setattr(envs, "run_logged", nothing)  # no installer
     monkeypatch.setattr(release_runs, "prepare", nothing)
     again = matrix(fake_wheels, store)
     assert all(again.cell(FIXED, v).cached for v in again.versions)
