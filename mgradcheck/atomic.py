@@ -75,6 +75,23 @@ def _sweep(path: Path) -> None:
             os.close(fd)
 
 
+def _locked_temporary(path: Path) -> tuple[int, str]:
+    """A new temporary file beside ``path``, flocked, and still ours once locked.
+
+    Between creating the file and locking it, another process's sweep may see it
+    unlocked and remove it: then the name no longer leads to our file, and we
+    start again.
+    """
+    for _ in range(8):
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+        fcntl.flock(fd, fcntl.LOCK_EX)  # ours while we write: no sweep removes it
+        with contextlib.suppress(FileNotFoundError):
+            if os.stat(tmp).st_ino == os.fstat(fd).st_ino:
+                return fd, tmp
+        os.close(fd)
+    raise OSError(f"its temporary files kept disappearing in {path.parent or '.'}")
+
+
 def write_text(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary file in the same directory (``-``: stdout)."""
     path = Path(path)
@@ -85,18 +102,18 @@ def write_text(path: Path, text: str) -> None:
     data = text.encode("utf-8")
     _sweep(path)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+        fd, tmp = _locked_temporary(path)
     except OSError as exc:
         raise WriteError(f"cannot write {path}: {exc.strerror or exc}") from None
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)  # ours while we write: no sweep removes it
         # mkstemp makes the file 0600; a report is for others to read too.
         os.fchmod(fd, _mode_for(path))
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, path)
+            # Renamed while still locked: closing first would let a sweep remove it.
+            os.replace(tmp, path)
     except OSError as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
