@@ -103,3 +103,34 @@ def test_bad_input_is_one_line_and_exit_2(
         line for line in stderr.splitlines() if line.startswith(("Error:", "mgradcheck: error:"))
     ]
     assert len(errors) == 1 and says in errors[0], stderr[-2000:]
+
+
+@pytest.mark.network
+@pytest.mark.parametrize("pyyaml", ["6.0.3", "6.0.4"])
+def test_the_depth_limit_is_ours_whichever_pyyaml(pyyaml: str, tmp_path: Path) -> None:
+    # 6.0.4's libyaml refuses deep nesting in its own words, before mgradcheck's check sees
+    # an event; 6.0.3's does not. Either way the user reads mgradcheck's limit and line.
+    uv = Path(sys.executable).with_name("uv")
+    site = tmp_path / "site"
+    subprocess.run(
+        [str(uv), "pip", "install", "--quiet", "--target", str(site), f"pyyaml=={pyyaml}"],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    version = subprocess.run(
+        [sys.executable, "-c", "import yaml; print(yaml.__version__, yaml.__with_libyaml__)"],
+        env=env, capture_output=True, text=True, check=True,
+    ).stdout.split()  # fmt: skip
+    assert version == [pyyaml, "True"]
+    for text in YAML.values():
+        (tmp_path / "deep.yaml").write_text(text)
+        done = subprocess.run(
+            [*MGRADCHECK, "validate", "deep.yaml"],
+            capture_output=True, text=True, cwd=tmp_path, env=env, timeout=120, check=False,
+        )  # fmt: skip
+        assert done.returncode == 2, done.stderr[-2000:]
+        assert done.stderr.strip() == (
+            "mgradcheck: error: deep.yaml:1: nested more than 64 levels"
+        ), done.stderr[-2000:]

@@ -133,7 +133,7 @@ def test_the_scheduled_job_runs_the_matrix_when_a_release_is_new(workflow: dict[
 def test_every_install_works_before_a_release_is_published(workflow: dict[str, Any]) -> None:
     installs = [s["run"] for job in workflow["jobs"].values() for s in job["steps"]
                 if "pip\" install" in s.get("run", "") or "pip install" in s.get("run", "")]  # fmt: skip
-    assert len(installs) == len(workflow["jobs"])
+    assert len(installs) == len(workflow["jobs"]) - 1  # all but mgradcheck's own dependencies job
     for script in installs:
         assert "${MGRADCHECK_SOURCE:+ @ $MGRADCHECK_SOURCE}" in script, script
     assert workflow["env"]["MGRADCHECK_SOURCE"] == "${{ vars.MGRADCHECK_SOURCE }}"
@@ -181,7 +181,20 @@ def known_options(*path: str) -> set[str]:
 
 def test_triggers_and_jobs(workflow: dict[str, Any]) -> None:
     assert {"push", "pull_request", "schedule"} <= set(workflow["on"])
-    assert set(workflow["jobs"]) == {*RUN_JOBS, "merge", "matrix"}
+    assert set(workflow["jobs"]) == {*RUN_JOBS, "merge", "matrix", "dependencies"}
+
+
+def test_a_daily_job_tests_mgradcheck_on_the_newest_dependencies(workflow: dict[str, Any]) -> None:
+    """A breaking dependency release is seen within a day, not at the next change to main."""
+    job = workflow["jobs"]["dependencies"]
+    assert "schedule" in job["if"]
+    (script,) = [s["run"] for s in steps(job) if "run" in s]
+    assert script.splitlines()[-1] == "make test-latest"
+    makefile = (WORKFLOW.parent.parent / "Makefile").read_text(encoding="utf-8")
+    assert "\ntest-latest: " in makefile and "--upgrade" in makefile
+    # Its everyday environment comes from the lock, never from a fresh resolution.
+    install = makefile.split("\n$(STAMP):", 1)[1].split("\n\n", 1)[0]
+    assert "sync --locked" in install and "pip install" not in install
 
 
 @pytest.mark.parametrize("name", RUN_JOBS)

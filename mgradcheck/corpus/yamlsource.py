@@ -102,6 +102,12 @@ _SafeLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoade
 _SHALLOW = 500
 
 
+# PyYAML 6.0.4's libyaml has a nesting limit of its own (1,000 levels), which its scanner
+# can reach while it looks ahead, before the first event of a deep flow sequence arrives
+# here: that error means the same as ours, and says so in our words.
+_LIBYAML_TOO_DEEP = "exceeded maximum nesting depth"
+
+
 def _check_depth(text: str, name: str) -> None:
     loader = _SafeLoader(text)
     depth = 0
@@ -135,6 +141,9 @@ def parse(text: str, name: str) -> Document:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else 0
         problem = exc.problem or exc.context or "invalid YAML"
+        if problem == _LIBYAML_TOO_DEEP:
+            # Its limit is deeper than ours, so where it tripped is nested past ours too.
+            raise SourceError(name, line, "", f"nested more than {MAX_DEPTH} levels") from None
         raise SourceError(name, line, "", f"invalid YAML: {problem}") from None
     except yaml.YAMLError as exc:
         raise SourceError(name, 0, "", f"invalid YAML: {exc}") from None
