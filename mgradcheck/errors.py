@@ -80,9 +80,35 @@ class Interrupted(MgradcheckError):
         return [f"interrupted by {self}"]
 
 
+# What each catchable signal does to a command (SIGKILL and SIGSTOP cannot be caught; a
+# stopped run still judges timeouts by each child's own clock, see run.child_result):
+# - these stop it as an interrupt, with what finished written: the user's Ctrl-C and
+#   Ctrl-\\, a closed terminal, a polite kill, a CPU-time limit reached;
+INTERRUPTING = tuple(
+    getattr(signal, name)
+    for name in ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGXCPU")
+    if hasattr(signal, name)
+)
+# - these mean nothing to mgradcheck, which sets no timer and takes no request by signal,
+#   and a stray one (a child's, a monitoring tool's) must not end a run that would lose
+#   its report: they are taken and dropped. A Python handler, not SIG_IGN, so that the
+#   children started meanwhile get the default back when they start.
+DROPPED = tuple(
+    getattr(signal, name)
+    for name in ("SIGUSR1", "SIGUSR2", "SIGALRM", "SIGVTALRM", "SIGPROF", "SIGIO", "SIGPWR")
+    if hasattr(signal, name)
+)
+# The rest keep their defaults: SIGPIPE and SIGXFSZ are ignored by Python already (a write
+# then fails as an error); SIGCHLD, SIGURG, SIGWINCH and SIGCONT are ignored by default;
+# SIGTSTP, SIGTTIN and SIGTTOU stop the command as job control means; SIGSEGV, SIGBUS,
+# SIGILL, SIGFPE, SIGABRT, SIGTRAP and SIGSYS mean a fault in this process, so they end it
+# (the reports written as entries finished are kept).
+
+
 @contextmanager
 def signals_interrupt() -> Iterator[None]:
-    """Turn SIGTERM and SIGINT into :class:`Interrupted` in the main thread for a while."""
+    """Turn the interrupting signals into :class:`Interrupted` in the main thread for a
+    while, and drop the ones that mean nothing here."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -90,7 +116,11 @@ def signals_interrupt() -> Iterator[None]:
     def handler(signum: int, frame: FrameType | None) -> None:
         raise Interrupted(signum)
 
-    previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    def drop(signum: int, frame: FrameType | None) -> None:
+        pass
+
+    previous = {s: signal.signal(s, handler) for s in INTERRUPTING}
+    previous.update({s: signal.signal(s, drop) for s in DROPPED})
     try:
         yield
     finally:

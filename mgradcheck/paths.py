@@ -24,10 +24,19 @@ class CacheError(UsageError):
 
 
 def cache_root() -> Path:
-    """``$MGRADCHECK_CACHE``, else the user cache directory (XDG on Linux)."""
+    """``$MGRADCHECK_CACHE``, else the user cache directory (XDG on Linux).
+
+    A relative ``$MGRADCHECK_CACHE`` means the directory the command runs in (children
+    run elsewhere). The root is marked with ``CACHEDIR.TAG``, which tells backup tools
+    and ``tar --exclude-caches`` to skip all of it, only where that hides nothing of the
+    user's: a directory mgradcheck makes, or one that is empty or already a cache;
+    anything else gets a ``mgradcheck/`` directory of its own inside it.
+    """
     override = os.environ.get("MGRADCHECK_CACHE")
     if override:
-        root = Path(override)
+        root = Path(os.path.abspath(override))
+        if _holds_other_things(root):
+            root = root / "mgradcheck"
     else:
         from platformdirs import user_cache_dir
 
@@ -42,6 +51,17 @@ def cache_root() -> Path:
         except UsageError as exc:
             raise _cache_error(root, str(exc)) from None
     return root
+
+
+def _holds_other_things(root: Path) -> bool:
+    """Whether ``root`` is a directory with things in it and no cache tag."""
+    if (root / "CACHEDIR.TAG").exists():
+        return False
+    try:
+        with os.scandir(root) as entries:
+            return any(True for _ in entries)
+    except OSError:
+        return False  # missing (mgradcheck makes it), or not a directory (make_dir says so)
 
 
 def make_dir(path: Path) -> Path:

@@ -663,7 +663,8 @@ def test_the_readme_gives_these_figures() -> None:
 
 def test_the_readme_gives_the_limits_the_code_has() -> None:
     from mgradcheck.reports.incremental import INTERVAL
-    from mgradcheck.run.child_process import DRAIN_SECONDS, RESULT_BYTES
+    from mgradcheck.run.child_process import DRAIN_SECONDS
+    from mgradcheck.run.child_result import RESULT_BYTES
     from mgradcheck.run.observation import MESSAGE_CHARS, TRACEBACK_CHARS
     from mgradcheck.run.verdict import MATCH_CHARS, MATCH_SECONDS
     from tests.test_bad_input import CASES, REPORTS, YAML

@@ -1,11 +1,12 @@
 """Run one corpus entry in this (fresh) interpreter and write its result as JSON.
 
-Started by ``launch.py`` (``python -X faulthandler launch.py SPEC RESULT.json``).
+Started by ``launch.py`` (``python -X faulthandler launch.py SPEC RESULT``).
 
 This file runs under whatever Python and MLX the user points mgradcheck at, so
-it imports only the standard library until it reaches NumPy and MLX. The result file is written atomically (temp + rename):
-a result file that is missing or unreadable means the child died, and the
-parent then reads the exit status instead.
+it imports only the standard library until it reaches NumPy and MLX. SPEC and
+RESULT are normally ``/dev/fd/N``: files with no name that the parent passed
+down, so no other child can touch them. A result that is missing or unreadable
+means the child died, and the parent then reads the exit status instead.
 
 Start-up time is the floor of every run, so this file imports almost nothing:
 the spec arrives as a Python literal (read with ``eval`` and no builtins, since
@@ -76,13 +77,35 @@ def _u_escape(code: int) -> str:
     return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
 
 
+# Must match mgradcheck.run.child_process, which this file cannot import.
+NO_SPACE_STATUS = 75
+NO_SPACE_MARK = "mgradcheck child: no space left to write the result"
+
+
 def _write(path: str, result: dict[str, Any]) -> None:
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="ascii") as f:
-        f.write(dumps(result))
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    """Write the result where the parent said: a descriptor it passed (``/dev/fd/N``), which
+    it reads once this process is dead, or else a file, written aside and renamed."""
+    data = dumps(result).encode("ascii")
+    try:
+        if path.startswith("/dev/fd/"):
+            fd = int(path[len("/dev/fd/") :])
+            os.pwrite(fd, data, 0)
+            os.ftruncate(fd, len(data))  # whatever the entry wrote there before is gone
+            return
+        tmp = path + ".tmp"
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        import errno
+
+        if exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):
+            sys.stderr.write(f"\n{NO_SPACE_MARK}\n")
+            sys.stderr.flush()
+            os._exit(NO_SPACE_STATUS)
+        raise
 
 
 def _limit_memory(limit: int | None) -> None:
@@ -184,6 +207,11 @@ def main(argv: list[str]) -> int:
     spec: Any = None
     try:
         spec = read_spec(spec_path)
+        result["nonce"] = spec.get("nonce")
+        if sys.flags.optimize:
+            raise RuntimeError(
+                "the child runs with asserts off (-O or PYTHONOPTIMIZE): its oracles would not run"
+            )
         _limit_memory(spec.get("memory_limit"))
         env = environment()
         result["environment"] = env

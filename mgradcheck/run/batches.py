@@ -28,7 +28,8 @@ from mgradcheck.corpus.entry import Entry
 from mgradcheck.errors import Interrupted
 from mgradcheck.outcomes import Outcome
 from mgradcheck.paths import run_scratch
-from mgradcheck.run.child_process import ChildCommand, read_untrusted
+from mgradcheck.run.child_process import ChildCommand
+from mgradcheck.run.child_result import read_untrusted
 from mgradcheck.run.display import Labelled, Progress, Silent
 from mgradcheck.run.observation import Environment, Observation
 from mgradcheck.run.results import EntryResult

@@ -11,12 +11,13 @@ running is killed, and its pipes are read for a bounded time more.
 from __future__ import annotations
 
 import contextlib
-import json
+import errno
 import os
+import secrets
 import select
 import signal
-import stat
 import subprocess
+import tempfile
 import threading
 import time
 from collections import deque
@@ -25,16 +26,26 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mgradcheck.errors import EnvironmentFailure
 from mgradcheck.outcomes import Outcome
 from mgradcheck.run import containment
-from mgradcheck.run.observation import Capture, Observation, strict
+from mgradcheck.run.child_result import (
+    harness_error,
+    late,
+    observe,
+    read_result,
+    signal_name,
+)
+from mgradcheck.run.observation import Capture, Observation
 
 LAUNCHER = Path(__file__).resolve().parent.parent / "child" / "launch.py"
 HEAD_BYTES = 16 * 1024
 TAIL_BYTES = 48 * 1024
 GRACE_SECONDS = 2.0
 DRAIN_SECONDS = 2.0  # how long the pipes are read once the child has exited
-RESULT_BYTES = 1 << 20  # a result holds capped texts (see bootstrap): far below this
+# How a child says it could not write its result for want of space (see bootstrap).
+NO_SPACE_STATUS = 75
+NO_SPACE_MARK = "mgradcheck child: no space left to write the result"
 
 
 class _Capped:
@@ -64,6 +75,28 @@ class _Capped:
         return Capture(bytes(self.head), tail, self.total, self.total - kept)
 
 
+# The interpreter settings a child never inherits: each changes what an entry's code
+# means (PYTHONOPTIMIZE strips the asserts that are oracles; PYTHONWARNINGS=error and
+# PYTHONINTMAXSTRDIGITS make exceptions of what is none; PYTHONINSPECT, PYTHONSTARTUP and
+# PYTHON_PRESITE run code of their own), swaps the allocator a crash depends on
+# (PYTHONMALLOC, PYTHONDEVMODE, PYTHONTRACEMALLOC), or writes to the stderr that bug.match
+# reads (PYTHONVERBOSE, PYTHONDEBUG, PYTHONPROFILEIMPORTTIME, PYTHONWARNDEFAULTENCODING,
+# PYTHONASYNCIODEBUG, a debug build's PYTHONDUMPREFS, PYTHONMALLOCSTATS,
+# PYTHONSHOWREFCOUNT). Where the interpreter and its modules come from (PYTHONPATH,
+# PYTHONHOME, PYTHONNOUSERSITE, PYTHONUSERBASE, PYTHONSAFEPATH) stays the user's to say, as
+# do encodings, buffering, the hash seed and bytecode caching, which change no verdict.
+CHILD_UNSET = frozenset(
+    {
+        "PYTHONOPTIMIZE", "PYTHONWARNINGS", "PYTHONINTMAXSTRDIGITS", "PYTHONINSPECT",
+        "PYTHONSTARTUP", "PYTHON_PRESITE", "PYTHONMALLOC", "PYTHONDEVMODE", "PYTHONTRACEMALLOC",
+        "PYTHONVERBOSE", "PYTHONDEBUG", "PYTHONPROFILEIMPORTTIME", "PYTHONWARNDEFAULTENCODING",
+        "PYTHONASYNCIODEBUG", "PYTHONDUMPREFS", "PYTHONMALLOCSTATS", "PYTHONSHOWREFCOUNT",
+    }
+)  # fmt: skip
+# Python 3.13's coloured tracebacks would put escapes into every report's traceback.
+CHILD_SET = {"PYTHON_COLORS": "0"}
+
+
 @dataclass(frozen=True)
 class ChildCommand:
     """How to start a child: which interpreter, with which extra environment."""
@@ -72,12 +105,18 @@ class ChildCommand:
     extra_env: Mapping[str, str] | None = None
     memory_limit: int | None = None
 
-    def argv(self, spec: Path, result: Path) -> list[str]:
-        return [self.python, "-X", "faulthandler", str(LAUNCHER), str(spec), str(result)]
+    def __post_init__(self) -> None:
+        # A child starts in its own scratch directory: a relative path given by the user
+        # means the directory the user was in.
+        if os.sep in self.python and not os.path.isabs(self.python):
+            object.__setattr__(self, "python", os.path.abspath(self.python))
+
+    def argv(self, spec: str, result: str) -> list[str]:
+        return [self.python, "-X", "faulthandler", str(LAUNCHER), spec, result]
 
     def env(self) -> dict[str, str]:
-        env = dict(os.environ)
-        env.pop("PYTHONSTARTUP", None)
+        env = {k: v for k, v in os.environ.items() if k not in CHILD_UNSET}
+        env.update(CHILD_SET)
         if self.extra_env:
             env.update(self.extra_env)
         return env
@@ -114,6 +153,20 @@ class LiveChild:
         self.kill_group(signal.SIGKILL)
 
 
+class NoSpace(EnvironmentFailure):
+    """The disk under the run's scratch directory is full: no entry can be judged there."""
+
+
+_NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
+
+
+def _no_space(directory: Path) -> NoSpace:
+    return NoSpace(
+        f"no space left in {directory} for a child's spec and result; "
+        "free some, or move the cache with $MGRADCHECK_CACHE"
+    )
+
+
 def run_child(
     command: ChildCommand,
     spec: dict[str, Any],
@@ -121,28 +174,54 @@ def run_child(
     timeout: float,
     on_start: Callable[[LiveChild], None] | None = None,
 ) -> tuple[Observation, dict[str, Any] | None]:
-    """Run one child to completion; return what it did and the result it wrote, if any."""
-    workdir.mkdir(parents=True, exist_ok=True)
-    spec_path = workdir / "spec.txt"
-    result_path = workdir / "result.json"
-    # A Python literal, not JSON: the child reads it without importing json (see bootstrap).
-    spec_path.write_text(repr(spec), encoding="utf-8")
-    with contextlib.suppress(FileNotFoundError):
-        result_path.unlink()
+    """Run one child to completion; return what it did and the result it wrote, if any.
+
+    The child's spec and result travel in two files with no name, inherited as
+    descriptors (``/dev/fd/N``): no other child can open, replace or forge them, and the
+    result is read only once the child is dead. The result must carry the nonce of
+    this spec, so a result written for another child is refused.
+    """
+    nonce = secrets.token_hex(16)
+    with contextlib.ExitStack() as files:
+        try:
+            workdir.mkdir(parents=True, exist_ok=True)
+            spec_file = files.enter_context(tempfile.TemporaryFile(dir=workdir))
+            result_file = files.enter_context(tempfile.TemporaryFile(dir=workdir))
+            # A Python literal, not JSON: the child reads it without importing json (see bootstrap).
+            spec_file.write(repr({**spec, "nonce": nonce}).encode("utf-8"))
+            spec_file.flush()
+            spec_file.seek(0)
+        except OSError as exc:
+            if exc.errno in _NO_SPACE:
+                raise _no_space(workdir) from None
+            raise
+        return _run(command, workdir, timeout, on_start, spec_file.fileno(), result_file, nonce)
+
+
+def _run(
+    command: ChildCommand,
+    workdir: Path,
+    timeout: float,
+    on_start: Callable[[LiveChild], None] | None,
+    spec_fd: int,
+    result_file: Any,
+    nonce: str,
+) -> tuple[Observation, dict[str, Any] | None]:
     started = time.monotonic()
     box = containment.box()
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
+    result_fd = result_file.fileno()
     try:
         process = subprocess.Popen(
-            command.argv(spec_path, result_path),
+            command.argv(f"/dev/fd/{spec_fd}", f"/dev/fd/{result_fd}"),
             stdin=subprocess.DEVNULL,
             stdout=out_w,
             stderr=err_w,
             cwd=workdir,
             env={**command.env(), **box.env},
             start_new_session=True,
-            pass_fds=box.pass_fds,
+            pass_fds=(*box.pass_fds, spec_fd, result_fd),
         )
     except OSError as exc:
         for fd in (out_r, out_w, err_r, err_w):
@@ -163,7 +242,9 @@ def run_child(
             f"\n[mgradcheck: stopped reading {DRAIN_SECONDS:g}s after the child exited: "
             "a process it started still held its output open]\n"
         )
-    result, unusable = _read_result(result_path)
+    if process.returncode == NO_SPACE_STATUS and NO_SPACE_MARK in stderr:
+        raise _no_space(workdir)
+    result, unusable = read_result(result_fd, nonce)
     if live.stopped:
         return Observation(Outcome.NOT_RUN, duration, message="not run: the run was stopped"), None
     if live.offence:
@@ -176,7 +257,9 @@ def run_child(
             stdout=stdout,
             stderr=stderr,
         ), None
-    observation = _observe(
+    if result is not None and not timed_out and late(result, timeout, duration):
+        timed_out = True  # this runner was stopped (SIGSTOP) or starved past the deadline
+    observation = observe(
         process.returncode, timed_out, timeout, duration, stdout, stderr, result, unusable
     )
     return observation, result
@@ -269,122 +352,3 @@ def _watch(
             process.wait()
             on_exit()
     return timed_out, bool(open_fds)
-
-
-def _read_result(path: Path) -> tuple[dict[str, Any] | None, str]:
-    """The result the child wrote, or None and why not ("" when there is simply none).
-
-    The file is the child's to write, so it is read as untrusted: never through a
-    link, only if it is a regular file, and only up to :data:`RESULT_BYTES`.
-    """
-    raw, why = read_untrusted(path, RESULT_BYTES)
-    if raw is None:
-        return None, why and f"its result file {why}"
-    if len(raw) > RESULT_BYTES:
-        return None, f"its result file grew over the {RESULT_BYTES} bytes read"
-    try:
-        data = json.loads(raw.decode("utf-8", "replace"), parse_constant=_no_constant)
-    except ValueError:
-        return None, ""  # half-written: the child died while writing it
-    if not isinstance(data, dict) or not isinstance(data.get("status"), str):
-        return None, ""
-    return strict(data), ""
-
-
-def read_untrusted(path: Path, limit: int) -> tuple[bytes | None, str]:
-    """Up to ``limit`` + 1 bytes of a file a child wrote: never through a link, only from a
-    regular file (a FIFO would block the run). None and why not ("" when it is missing)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except FileNotFoundError:
-        return None, ""  # the child died before writing it
-    except OSError as exc:
-        return None, f"could not be opened ({exc.strerror or exc})"
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            return None, "is not a regular file"
-        if info.st_size > limit:
-            return None, f"holds {info.st_size} bytes, over the {limit} read"
-        raw = b""
-        while len(raw) <= limit and (chunk := os.read(fd, limit + 1 - len(raw))):
-            raw += chunk
-    finally:
-        os.close(fd)
-    return raw, ""
-
-
-def _no_constant(name: str) -> None:
-    return None  # NaN and Infinity are not JSON; read as null
-
-
-def harness_error(message: str, traceback: str = "") -> Observation:
-    """Our own failure, never to be mistaken for an MLX bug."""
-    return Observation(
-        Outcome.ERROR,
-        0.0,
-        exc_type="HarnessError",
-        message=message,
-        traceback=traceback,
-        harness_error=True,
-    )
-
-
-def signal_name(number: int) -> str:
-    try:
-        return signal.Signals(number).name
-    except ValueError:
-        return f"signal {number}"
-
-
-def _observe(
-    returncode: int,
-    timed_out: bool,
-    timeout: float,
-    duration: float,
-    stdout: str,
-    stderr: str,
-    result: dict[str, Any] | None,
-    unusable: str = "",
-) -> Observation:
-    common: dict[str, Any] = {
-        "duration": duration,
-        "exit_status": returncode,
-        "stdout": stdout,
-        "stderr": stderr,
-    }
-    if timed_out:
-        return Observation(Outcome.TIMEOUT, message=f"no result after {timeout:g}s", **common)
-    if returncode < 0:
-        name = signal_name(-returncode)
-        note = f" after reporting {result['status']}" if result else ""
-        return Observation(
-            Outcome.CRASH,
-            signal=name,
-            message=f"killed by {name}{note}",
-            result_written=result is not None,
-            **common,
-        )
-    if result is None:
-        why = f" ({unusable})" if unusable else ""
-        return Observation(
-            Outcome.CRASH,
-            message=f"exited with status {returncode} without a result{why}",
-            **common,
-        )
-    status = result["status"]
-    exc_type = result.get("exc_type")
-    fields: dict[str, Any] = {
-        "exc_type": str(exc_type)[:200] if exc_type is not None else None,
-        "message": str(result.get("message", "")),
-        "traceback": str(result.get("traceback", "")),
-        "result_written": True,
-    }
-    if status == "pass":
-        return Observation(Outcome.PASS, **fields, **common)
-    if status == "fail":
-        return Observation(Outcome.FAIL, **fields, **common)
-    if status == "skip":
-        return Observation(Outcome.SKIP, **fields, **common)
-    harness = result.get("phase") == "setup"
-    return Observation(Outcome.ERROR, harness_error=harness, **fields, **common)

@@ -26,7 +26,8 @@ from mgradcheck.corpus.entry import Entry
 from mgradcheck.errors import EnvironmentFailure, Interrupted
 from mgradcheck.outcomes import Outcome
 from mgradcheck.paths import run_scratch
-from mgradcheck.run.child_process import ChildCommand, LiveChild, harness_error, run_child
+from mgradcheck.run.child_process import ChildCommand, LiveChild, run_child
+from mgradcheck.run.child_result import harness_error
 from mgradcheck.run.display import Progress
 from mgradcheck.run.observation import Environment, Observation, not_run
 from mgradcheck.run.results import EntryResult
@@ -136,6 +137,8 @@ class Runner:
             observation, _ = run_child(
                 self.command, spec, scratch / f"{entry.id}.{index}", timeout, on_start=track
             )
+        except EnvironmentFailure:
+            raise  # a full disk: no entry can be judged, and the run stops (see run)
         except Exception as exc:  # noqa: BLE001 - our own bug, reported as ours
             return harness_error(f"{type(exc).__name__}: {exc}", traceback.format_exc())
         finally:
@@ -215,6 +218,9 @@ class Runner:
             interrupted = exc
         except KeyboardInterrupt:
             interrupted = Interrupted(signal.SIGINT)
+        except EnvironmentFailure:
+            self._stop_all()  # the reports written as entries finished keep what did
+            raise
         finally:
             if interrupted is not None:
                 self._stop_all()

@@ -1,13 +1,14 @@
-"""Tell a SIGINT or SIGTERM from a child apart from one from the user, while children run.
+"""Tell an interrupting signal (SIGINT, SIGTERM, SIGHUP...) from a child apart from one from
+the user, while children run.
 
 A child can signal its parent (``os.kill(os.getppid(), SIGTERM)``); taken for the
 user's, that stopped the run with every entry "not run" and nothing pointing at
 the culprit. While a run goes on in the main thread of a process with no other
-thread, both signals are blocked and taken by one thread with ``sigtimedwait``,
+thread, the interrupting signals are blocked and taken by one thread with ``sigtimedwait``,
 which says who sent each. One sent from a child's process tree stops that child
 alone (its entry is an error saying so) and the run goes on; any other is
-handed to the main thread as if it had arrived there. Children unblock both
-signals first thing (``child/launch.py``). Elsewhere (a run in a worker
+handed to the main thread as if it had arrived there. Children unblock them
+first thing (``child/launch.py``). Elsewhere (a run in a worker
 thread, a platform without ``sigtimedwait``) signals arrive as they always did.
 """
 
@@ -19,11 +20,13 @@ import signal
 import threading
 from collections.abc import Callable
 
-WATCHED = {signal.SIGINT, signal.SIGTERM}
+from mgradcheck.errors import INTERRUPTING
+
+WATCHED = set(INTERRUPTING)
 
 
 class SignalWatch:
-    """Blocks SIGINT and SIGTERM in this thread (and the threads it starts) until :meth:`close`."""
+    """Blocks the interrupting signals in this thread (and the threads it starts) until :meth:`close`."""
 
     def __init__(self, culprit: Callable[[int, int], bool]) -> None:
         """``culprit(pid, signum)`` stops the child that ``pid`` belongs to and says whether there was one."""
