@@ -1,19 +1,26 @@
 """Benchmark mgradcheck's own cost against its floor; print every figure as a ratio measured in one run.
 
-    python bench/run.py [--rounds R] [--skip-corpus] [--report-entries N] [--kernels]
+    python bench/run.py [--rounds R] [--only MEASURE]... [--skip-corpus] [--report-entries N] [--kernels]
 
-Measures, on this machine and interpreter (medians of R rounds, taken in this one run):
-  1. one trivial entry against one bare ``python -c "import mlx.core as mx; x = mx.array(1.0)"``
+Measures, on this machine and interpreter (medians of R rounds, taken in this one run), in CPU
+time (user + system of the command and every child it waited for: less at the mercy of the
+machine's load than the wall-clock time printed beside it):
+  1. CLI start-up: ``mgradcheck --help`` (target <= 50 ms), against ``python -c pass``;
+     ``list`` and ``validate`` of 20 small files (target <= 120 ms each);
+  2. one trivial entry against one bare ``python -c "import mlx.core as mx; x = mx.array(1.0)"``
      (target <= 4x);
-  2. 20 trivial entries, -j1, against 20 bare imports one after another (target <= 1.35x),
+  3. 20 trivial entries, -j1, against 20 bare imports one after another (target <= 1.35x),
      and the marginal cost of one more entry (from 20 and 80 entries);
-  3. CLI start-up: ``mgradcheck --help`` (target <= 60 ms) and ``list`` against ``python -c pass``;
-  4. ``mgradcheck validate`` of 20 small files (target <= 120 ms);
+  4. the parent's own work per child, timed in this process: the probe cache read (once a
+     run), a child's result read and judged, a report snapshot (every report file, rewritten
+     at most once a second) of 20 and of 600 entries;
   5. 600 trivial entries with --json, --junit, --summary and --badge against none (target <= 1.2x);
   6. the bundled corpus: a cold run with every core (what a newcomer's ``make run`` does,
      kernel cache empty), warm with -j1 and with every core;
   7. with --kernels: which bundled entries build how many ``mx.compile`` CPU kernels, and how long
      each takes alone with an empty kernel cache.
+The four targets of 1 to 3 are printed again together at the end. ``--only startup`` (or
+``entries``, ``parent``; repeatable) measures just those, in seconds.
 Every mgradcheck runs with its own empty cache (so the first run of each measure also probes
 the interpreter, and later rounds reuse the probe cache, as a user's second run would).
 Everything measured runs with bytecode written and read, as an installed mgradcheck does:
@@ -24,8 +31,10 @@ modules from source while the baseline (``import mlx.core``, a C extension) comp
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
+import resource
 import shutil
 import statistics
 import subprocess
@@ -33,6 +42,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 
@@ -50,22 +60,59 @@ code: |
 """
 
 
-def timed(argv: list[str], env: dict[str, str] | None = None, cwd: Path | None = None) -> float:
-    """Wall time of one command, which must end as a run does (0 or 1), never in an error."""
-    start = time.perf_counter()
+@dataclass(frozen=True)
+class Cost:
+    """What commands cost: seconds of wall clock, and of CPU (user + system, children included)."""
+
+    wall: float
+    cpu: float
+
+    def __add__(self, other: Cost) -> Cost:
+        return Cost(self.wall + other.wall, self.cpu + other.cpu)
+
+    def __truediv__(self, other: Cost) -> float:
+        return self.cpu / other.cpu  # ratios are of CPU time; wall time is shown beside them
+
+    def ms(self) -> str:
+        return f"{self.cpu * 1000:.0f} ms CPU ({self.wall * 1000:.0f} ms wall)"
+
+    def s(self) -> str:
+        return f"{self.cpu:.2f}s CPU ({self.wall:.2f}s wall)"
+
+
+def _cpu() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)  # of the children waited for, and theirs
+    return used.ru_utime + used.ru_stime
+
+
+def timed(argv: list[str], env: dict[str, str] | None = None, cwd: Path | None = None) -> Cost:
+    """What one command costs; it must end as a run does (0 or 1), never in an error."""
+    cpu, start = _cpu(), time.perf_counter()
     done = subprocess.run(
         argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=cwd, check=False
     )
-    elapsed = time.perf_counter() - start
+    elapsed, used = time.perf_counter() - start, _cpu() - cpu
     if done.returncode not in (0, 1):
         raise SystemExit(
             f"bench: {' '.join(argv)} exited {done.returncode}:\n{done.stderr.decode()[-2000:]}"
         )
-    return elapsed
+    return Cost(elapsed, used)
 
 
-def median(rounds: int, measure: Callable[[], float]) -> float:
-    return statistics.median(measure() for _ in range(rounds))
+def median(rounds: int, measure: Callable[[], Cost]) -> Cost:
+    costs = [measure() for _ in range(rounds)]
+    return Cost(statistics.median(c.wall for c in costs), statistics.median(c.cpu for c in costs))
+
+
+def per_call(call: Callable[[], object], calls: int = 200, rounds: int = 5) -> float:
+    """CPU seconds one call takes in this process (median of ``rounds`` batches of ``calls``)."""
+    times = []
+    for _ in range(rounds):
+        start = time.process_time()
+        for _ in range(calls):
+            call()
+        times.append((time.process_time() - start) / calls)
+    return statistics.median(times)
 
 
 def verdict(value: float, target: float) -> str:
@@ -81,58 +128,118 @@ class Bench:
         self.corpus.mkdir()
         for i in range(600):
             (self.corpus / f"t{i:03}.yaml").write_text(TRIVIAL.format(i=i))
+        self.small = scratch / "twenty"  # what list and validate read: 20 small files
+        self.small.mkdir()
+        for i in range(20):
+            shutil.copy(self.corpus / f"t{i:03}.yaml", self.small)
+        self.targets: list[str] = []  # each target's line, printed again at the end
 
-    def run(self, k: int, *extra: str) -> float:
+    def target(self, line: str) -> None:
+        print(line)
+        self.targets.append(line)
+
+    def mgradcheck(self, *args: str) -> Cost:
+        return timed([*MGRADCHECK, *args], self.env, self.scratch)
+
+    def run(self, k: int, *extra: str) -> Cost:
         ids = [f"trivial-{i}" for i in range(k)]
-        argv = [*MGRADCHECK, "run", "--corpus", str(self.corpus), "-q", "-j1", *ids, *extra]
-        return timed(argv, self.env, cwd=self.scratch)
+        return self.mgradcheck("run", "--corpus", str(self.corpus), "-q", "-j1", *ids, *extra)
 
-    def bare(self, k: int) -> float:
-        start = time.perf_counter()
+    def bare(self, k: int) -> Cost:
+        total = Cost(0.0, 0.0)
         for _ in range(k):
-            subprocess.run(BARE, check=True)
-        return time.perf_counter() - start
+            total += timed(BARE)
+        return total
 
     def entries(self) -> None:
         self.run(1)  # the probe cache and bytecode, as on any second run
         one = median(self.rounds, partial(self.run, 1))
         bare_one = median(self.rounds, partial(self.bare, 1))
         ratio = one / bare_one
-        print(
-            f"one trivial entry        {one:.3f}s against one bare import {bare_one:.3f}s: "
+        self.target(
+            f"one trivial entry        {one.ms()} against one bare import {bare_one.ms()}: "
             f"{ratio:.1f}x (target <= 4x: {verdict(ratio, 4)})"
         )
         sizes = (20, 80)
         measured = {k: (median(self.rounds, partial(self.run, k)), median(self.rounds, partial(self.bare, k))) for k in sizes}  # fmt: skip
         mine, floor = measured[20]
-        print(
-            f"20 trivial entries, -j1  {mine:.2f}s against 20 bare imports {floor:.2f}s: "
+        self.target(
+            f"20 trivial entries, -j1  {mine.s()} against 20 bare imports {floor.s()}: "
             f"{mine / floor:.2f}x (target <= 1.35x: {verdict(mine / floor, 1.35)})"
         )
         (m1, f1), (m2, f2) = measured[20], measured[80]
-        slope, slope_bare = (m2 - m1) / 60, (f2 - f1) / 60
+        slope, slope_bare = (m2.cpu - m1.cpu) / 60, (f2.cpu - f1.cpu) / 60
         print(
-            f"                         one more entry {slope * 1000:.1f} ms against {slope_bare * 1000:.1f} ms "
-            f"bare ({slope / slope_bare:.2f}x); fixed cost of a run {m1 - 20 * slope:.2f}s"
+            f"                         one more entry {slope * 1000:.1f} ms CPU against "
+            f"{slope_bare * 1000:.1f} ms bare ({slope / slope_bare:.2f}x); "
+            f"fixed cost of a run {(m1.cpu - 20 * slope) * 1000:.0f} ms CPU"
         )
 
     def startup(self) -> None:
         for command in ("--help", "list"):  # writes the bytecode a first start compiles
-            timed([*MGRADCHECK, command], self.env, self.scratch)
-        base = median(self.rounds, lambda: timed([PYTHON, "-c", "pass"]))
-        helped = median(
-            self.rounds, partial(timed, [*MGRADCHECK, "--help"], self.env, self.scratch)
+            self.mgradcheck(command)
+        base = median(self.rounds, partial(timed, [PYTHON, "-c", "pass"]))
+        helped = median(self.rounds, partial(self.mgradcheck, "--help"))
+        self.target(
+            f"mgradcheck --help        {helped.ms()}, python -c pass {base.ms()} "
+            f"(target <= 50 ms: {verdict(helped.cpu, 0.050)})"
         )
-        listed = median(self.rounds, partial(timed, [*MGRADCHECK, "list"], self.env, self.scratch))
-        print(
-            f"mgradcheck --help        {helped * 1000:.0f} ms, python -c pass {base * 1000:.0f} ms "
-            f"(target <= 60 ms: {verdict(helped, 0.060)}); list {listed * 1000:.0f} ms"
+        listed = median(self.rounds, partial(self.mgradcheck, "list", "--corpus", str(self.small)))
+        files = sorted(str(path) for path in self.small.iterdir())
+        checked = median(self.rounds, partial(self.mgradcheck, "validate", *files))
+        worst = max(listed.cpu, checked.cpu)
+        self.target(
+            f"list, validate 20 files  {listed.ms()}; {checked.ms()} "
+            f"(target <= 120 ms: {verdict(worst, 0.120)})"
         )
-        files = [str(self.corpus / f"t{i:03}.yaml") for i in range(20)]
-        checked = median(self.rounds, partial(timed, [*MGRADCHECK, "validate", *files], self.env, self.scratch))  # fmt: skip
-        print(
-            f"validate of 20 files     {checked * 1000:.0f} ms (target <= 120 ms: {verdict(checked, 0.120)})"
-        )
+        bundled = median(self.rounds, partial(self.mgradcheck, "list"))
+        print(f"list (bundled corpus)    {bundled.ms()}")
+
+    def parent(self) -> None:
+        """The parent's own work per child, timed here: what one more entry costs beyond its child."""
+        from mgradcheck.reports import json_report
+        from mgradcheck.reports.outputs import report_outputs, write
+        from mgradcheck.run import probe_cache
+        from mgradcheck.run.child_process import ChildCommand
+        from mgradcheck.run.child_result import observe, read_result
+
+        os.environ["MGRADCHECK_CACHE"] = self.env["MGRADCHECK_CACHE"]
+        report_path = self.scratch / "parent.json"
+        self.run(20, "--json", str(report_path))  # a real report; the probe cache filled
+        report = json_report.read(report_path)
+        root = Path(self.env["MGRADCHECK_CACHE"]) / "probes"
+        command = ChildCommand(PYTHON)
+
+        def probe() -> object:
+            key = probe_cache.key(command.python, command.env())
+            return key is not None and probe_cache.get(root, key)
+
+        hit = "" if probe() else " (a miss: this interpreter is not cached)"
+        nonce = "0" * 32
+        answer = {"version": 1, "status": "pass", "phase": "entry", "nonce": nonce,
+                  "environment": report.environments[0].to_json(), "duration": 0.001}  # fmt: skip
+        result = self.scratch / "result.json"
+        result.write_text(json.dumps(answer))
+        fd = os.open(result, os.O_RDONLY)
+
+        def read() -> object:
+            data, why = read_result(fd, nonce)
+            return observe(0, False, 60.0, 0.02, "", "", data, why)
+
+        out = self.scratch / "snapshot"
+        out.mkdir(exist_ok=True)
+        outputs = report_outputs(out / "r.json", out / "r.xml", out / "s.md", out / "b.svg")
+        many = replace(report, results=report.results * 30)
+        try:
+            print(
+                f"parent's work, CPU       probe cache read {per_call(probe) * 1000:.2f} ms "
+                f"(once a run){hit}; a child's result read and judged "
+                f"{per_call(read) * 1000:.3f} ms; report snapshot (4 files) of 20 entries "
+                f"{per_call(partial(write, report, outputs), 10) * 1000:.1f} ms, of 600 "
+                f"{per_call(partial(write, many, outputs), 1, 3) * 1000:.0f} ms (at most one a second)"
+            )
+        finally:
+            os.close(fd)
 
     def reports(self, n: int) -> None:
         out = self.scratch / "out"
@@ -143,7 +250,7 @@ class Bench:
         with_all = median(self.rounds, partial(self.run, n, *four))
         ratio = with_all / without
         print(
-            f"{n} entries, 4 reports   {with_all:.1f}s against {without:.1f}s without: "
+            f"{n} entries, 4 reports   {with_all.s()} against {without.s()} without: "
             f"{ratio:.2f}x (target <= 1.2x: {verdict(ratio, 1.2)})"
         )
 
@@ -152,11 +259,11 @@ class Bench:
         env = {**os.environ, "MGRADCHECK_CACHE": str(self.scratch / "cache-corpus")}
 
         def corpus(jobs: int) -> float:
-            return timed([*MGRADCHECK, "run", "-q", f"-j{jobs}"], env, self.scratch)
+            return timed([*MGRADCHECK, "run", "-q", f"-j{jobs}"], env, self.scratch).wall
 
         cold = corpus(cores)
-        warm_1 = median(self.rounds, partial(corpus, 1))
-        warm_n = median(self.rounds, partial(corpus, cores))
+        warm_1 = statistics.median(corpus(1) for _ in range(self.rounds))
+        warm_n = statistics.median(corpus(cores) for _ in range(self.rounds))
         print(
             f"bundled corpus           cold, -j{cores} (make run on a fresh machine) {cold:.1f}s; "
             f"warm -j1 {warm_1:.1f}s, -j{cores} {warm_n:.1f}s (speed-up {warm_1 / warm_n:.2f} "
@@ -171,7 +278,7 @@ class Bench:
         for entry in load([bundled_corpus()]):
             tmp = Path(tempfile.mkdtemp(dir=self.scratch))
             env = {**os.environ, "MGRADCHECK_CACHE": str(tmp)}
-            seconds = timed([*MGRADCHECK, "run", entry.id, "-q"], env, self.scratch)
+            seconds = timed([*MGRADCHECK, "run", entry.id, "-q"], env, self.scratch).wall
             built = sum(1 for _ in (tmp / "kernels").rglob("*.so"))
             print(f"  {entry.id:<28} {built:>3} kernels  {seconds:6.1f}s")
 
@@ -180,7 +287,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument(
+        "--only",
+        action="append",
+        choices=["startup", "entries", "parent"],
+        help="measure only this (repeatable): a quick check of one part",
+    )
     parser.add_argument(
         "--skip-corpus", action="store_true", help="skip the bundled-corpus timings"
     )
@@ -205,14 +318,20 @@ def main() -> None:
     scratch = Path(tempfile.mkdtemp(prefix="mgradcheck-bench-"))
     try:
         bench = Bench(args.rounds, scratch)
-        bench.startup()
-        bench.entries()
-        if args.report_entries:
-            bench.reports(min(args.report_entries, 600))
-        if not args.skip_corpus:
-            bench.bundled()
-        if args.kernels:
-            bench.kernels()
+        chosen = args.only or ["startup", "entries", "parent"]
+        for measure in ("startup", "entries", "parent"):
+            if measure in chosen:
+                getattr(bench, measure)()
+        if not args.only:
+            if args.report_entries:
+                bench.reports(min(args.report_entries, 600))
+            if not args.skip_corpus:
+                bench.bundled()
+            if args.kernels:
+                bench.kernels()
+        print(f"targets, CPU time (medians of {args.rounds}):")
+        for line in bench.targets:
+            print(f"  {line}")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     print(f"load average at the end {os.getloadavg()[0]:.1f}")

@@ -92,12 +92,46 @@ def _locked_temporary(path: Path) -> tuple[int, str]:
     raise OSError(f"its temporary files kept disappearing in {path.parent or '.'}")
 
 
+def _stdout_problem() -> str | None:
+    """Why standard output cannot take a report (closed, or open only for reading), or None."""
+    stream = sys.stdout
+    if stream is None or getattr(stream, "closed", False):  # None: started with fd 1 closed
+        return "it is closed"
+    try:
+        fd = stream.fileno()
+    except (OSError, ValueError):
+        return None  # not a file descriptor (a test's capture): it takes text
+    try:
+        flags = fcntl.fcntl(fd, fcntl.F_GETFL)
+    except OSError:
+        return "it is closed"
+    if flags & os.O_ACCMODE == os.O_RDONLY:
+        return "it is open for reading only"
+    return None
+
+
+def _write_stdout(text: str) -> None:
+    problem = _stdout_problem()
+    if problem is not None:
+        raise WriteError(f"cannot write to standard output: {problem}")
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except OSError as exc:
+        # A reader that went away (EPIPE): later flushes, at exit too, go nowhere instead
+        # of raising again.
+        with contextlib.suppress(OSError, ValueError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+        raise WriteError(f"cannot write to standard output: {exc.strerror or exc}") from None
+
+
 def write_text(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary file in the same directory (``-``: stdout)."""
     path = Path(path)
     if path == STDOUT:
-        sys.stdout.write(text)
-        sys.stdout.flush()
+        _write_stdout(text)
         return
     data = text.encode("utf-8")
     _sweep(path)
@@ -130,6 +164,9 @@ def check_writable(path: Path) -> None:
     """Fail now, before a long run, if ``path`` could not be written later."""
     path = Path(path)
     if path == STDOUT:
+        problem = _stdout_problem()
+        if problem is not None:
+            raise WriteError(f"cannot write to standard output: {problem}")
         return
     parent = path.parent if str(path.parent) else Path(".")
     if path.is_dir():

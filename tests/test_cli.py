@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -31,6 +32,35 @@ def test_help_lists_the_commands_and_exit_codes() -> None:
     for command in ("run", "list", "show", "validate"):
         assert f"  {command} " in result.output
     assert "0 every verdict as expected, 1 an unexpected verdict" in result.output
+
+
+def _commands(group: click.Group, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    return [
+        found
+        for name, command in group.commands.items()
+        for found in (
+            _commands(command, (*path, name))
+            if isinstance(command, click.Group)
+            else [(*path, name)]
+        )
+    ]
+
+
+def test_every_help_lists_its_exit_statuses_in_one_form() -> None:
+    tail = "4 an mgradcheck bug, 130 interrupted (143 on SIGTERM)."
+    for path in [(), *_commands(cli)]:
+        result = CliRunner().invoke(cli, [*path, "--help"], terminal_width=80)
+        assert result.exit_code == 0, result.output
+        text = " ".join(result.output.split())
+        assert text.count("Exit status: 0 ") == 1 and tail in text, path
+        said = text[text.index("Exit status: 0 ") : text.index(tail) + len(tail)]
+        assert "2 bad usage or corpus" in said, (path, said)
+        if path == ():
+            top = said
+        elif path == ("run",):  # the top level's is run's
+            assert said == top
+    sweep = " ".join(CliRunner().invoke(cli, ["sweep", "--help"]).output.split())
+    assert "1 findings, 2 bad usage or corpus, 3 an environment that" in sweep
 
 
 def test_run_help_pins_the_options() -> None:
@@ -104,6 +134,31 @@ def test_unwritable_report_path_fails_before_running(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert "directory" in result.stderr and "does not exist" in result.stderr
     assert "[1/" not in result.stderr  # nothing ran
+
+
+@pytest.mark.parametrize("stdout", ["closed", "read-only"])
+def test_a_report_to_a_closed_stdout_is_one_line_before_anything_runs(
+    tmp_path: Path, stdout: str
+) -> None:
+    from mgradcheck.reports import json_report
+    from tests import builders
+
+    report = tmp_path / "r.json"
+    json_report.write(builders.every_verdict(), report)
+    shell = "exec >&-" if stdout == "closed" else "exec 1</dev/null"
+    for args in (
+        ["run", "passes", "--corpus", str(BEHAVIOURS), "--json", "-"],
+        ["run", "passes", "--corpus", str(BEHAVIOURS), "--summary", "-", "-q"],
+        ["report", "merge", str(report), "--junit", "-"],
+        ["badge", str(report), "--badge", "-"],
+    ):
+        done = subprocess.run(
+            ["sh", "-c", f'{shell}; exec "$@"', "sh", *MGRADCHECK, *args],
+            stderr=subprocess.PIPE, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        assert done.returncode == 2, (args, done.stderr)
+        assert done.stderr.startswith("mgradcheck: error: cannot write to standard output: it is")
+        assert done.stderr.count("\n") == 1, done.stderr  # no traceback, and nothing ran
 
 
 def test_existing_report_survives_a_failed_write(

@@ -26,13 +26,17 @@ from mgradcheck.cli import cli
 
 WORKFLOW = Path(__file__).resolve().parent.parent / "examples" / "github-actions.yml"
 RUN_JOBS = ("cpu", "cuda", "metal")
-# The first major version of each action that runs on Node 24 (Node 20 is retired on GitHub).
-NODE_24 = {
-    "actions/checkout": 5,
-    "actions/setup-python": 6,
-    "actions/cache": 5,
-    "actions/upload-artifact": 6,
-    "actions/download-artifact": 7,
+# The current major version of each action, as of July 2026: a copy of this file should not
+# start out a major behind. All run on Node 24 (Node 20 is retired on GitHub), as every major
+# since checkout 5, setup-python 6, cache 5, upload-artifact 6 and download-artifact 7 does.
+CURRENT = {
+    "actions/checkout": 7,
+    "actions/setup-python": 7,
+    "actions/cache": 6,
+    "actions/cache/restore": 6,  # cache's own restore-only and save-only halves
+    "actions/cache/save": 6,
+    "actions/upload-artifact": 7,
+    "actions/download-artifact": 8,
 }
 
 
@@ -71,11 +75,11 @@ def every_use(workflow: dict[str, Any]) -> list[str]:
     return [s["uses"] for job in workflow["jobs"].values() for s in job["steps"] if "uses" in s]
 
 
-def test_every_action_is_a_node_24_major(workflow: dict[str, Any]) -> None:
+def test_every_action_is_at_its_current_major(workflow: dict[str, Any]) -> None:
     for use in every_use(workflow):
         action, _, ref = use.partition("@")
-        assert action in NODE_24, f"{use}: an action this test does not know"
-        assert re.fullmatch(r"v\d+", ref) and int(ref[1:]) >= NODE_24[action], use
+        assert action in CURRENT, f"{use}: an action this test does not know"
+        assert ref == f"v{CURRENT[action]}", use
 
 
 def test_fork_pull_requests_need_no_write_access(workflow: dict[str, Any]) -> None:
@@ -181,7 +185,8 @@ def known_options(*path: str) -> set[str]:
 
 def test_triggers_and_jobs(workflow: dict[str, Any]) -> None:
     assert {"push", "pull_request", "schedule"} <= set(workflow["on"])
-    assert set(workflow["jobs"]) == {*RUN_JOBS, "merge", "matrix", "dependencies"}
+    assert set(workflow["jobs"]) == {*RUN_JOBS, "merge", "matrix", "sweep", "sweep-merge",
+                                     "dependencies"}  # fmt: skip
 
 
 def test_a_daily_job_tests_mgradcheck_on_the_newest_dependencies(workflow: dict[str, Any]) -> None:
@@ -214,6 +219,20 @@ def test_each_run_job_is_sharded_and_uploads_its_json(workflow: dict[str, Any], 
     assert upload["with"]["name"].startswith("mgradcheck-run-")
 
 
+@pytest.mark.parametrize(("name", "command"), [*((job, "run") for job in RUN_JOBS),
+                                               ("matrix", "matrix")])  # fmt: skip
+def test_the_checked_out_corpus_is_the_one_run(
+    workflow: dict[str, Any], name: str, command: str
+) -> None:
+    """A pull request that edits corpus/ is tested as it stands, not the corpus installed with
+    mgradcheck; its entries' paths lie in the checkout, so annotations keep their file= line."""
+    job = workflow["jobs"][name]
+    assert uses(job, "actions/checkout@")
+    (words,) = commands(job, command)
+    corpus = option_value(words, "--corpus")
+    assert not Path(corpus).is_absolute() and (WORKFLOW.parent.parent / corpus).is_dir()
+
+
 def test_merge_needs_every_run_job_and_publishes(workflow: dict[str, Any]) -> None:
     merge = workflow["jobs"]["merge"]
     assert set(merge["needs"]) == set(RUN_JOBS)
@@ -226,6 +245,47 @@ def test_merge_needs_every_run_job_and_publishes(workflow: dict[str, Any]) -> No
     uploaded = [u["with"]["path"].split()[0] for u in uses(merge, "actions/upload-artifact@")]
     for option in ("--badge", "--junit", "--json"):
         assert any(option_value(command, option).startswith(path) for path in uploaded)
+
+
+def test_the_scheduled_sweep_is_sharded_by_durations_cached_and_merged(
+    workflow: dict[str, Any],
+) -> None:
+    """Every check of the newest release, over N jobs dealt by the last sweep's times, its
+    kernels kept per release, merged into one report and a summary of the findings."""
+    job, merge = workflow["jobs"]["sweep"], workflow["jobs"]["sweep-merge"]
+    assert "schedule" in job["if"] and "schedule" in merge["if"] and "!cancelled()" in merge["if"]
+    shards = job["strategy"]["matrix"]["shard"]
+    assert len(shards) > 1 and job["strategy"]["fail-fast"] is False
+    (sweep,) = commands(job, "sweep")
+    assert {w for w in sweep if w.startswith("-")} <= known_options("sweep")
+    assert option_value(sweep, "--shard") == "${{matrix.shard}}/" + str(len(shards))
+    assert not {"--skip", "--ops", "--mlx", "--python"} & set(sweep)  # all of the newest release
+    # Its kernels: MGRADCHECK_CACHE's kernels dir, per release (the tag keeps the cache root).
+    (kernels,) = uses(job, "actions/cache@")
+    assert kernels["with"]["path"].splitlines() == [
+        "${{ env.MGRADCHECK_CACHE }}/CACHEDIR.TAG", "${{ env.MGRADCHECK_CACHE }}/kernels"
+    ]  # fmt: skip
+    assert "steps.newest.outputs.version" in kernels["with"]["key"]
+    # Durations: restored by every shard, written and saved by the merge alone.
+    (restore,) = uses(job, "actions/cache/restore@")
+    (save,) = uses(merge, "actions/cache/save@")
+    durations = option_value(sweep, "--durations")
+    assert restore["with"]["path"] == save["with"]["path"] == durations
+    assert save["with"]["key"].startswith(restore["with"]["restore-keys"])
+    (upload,) = uses(job, "actions/upload-artifact@")
+    assert option_value(sweep, "--json").startswith(upload["with"]["path"])
+    assert upload["if"] == "${{ !cancelled() }}"  # even when the step fails
+    # The merge: every shard's report into one, whose findings go to the job summary.
+    assert merge["needs"] == ["sweep"]
+    (download,) = uses(merge, "actions/download-artifact@")
+    assert upload["with"]["name"].startswith(download["with"]["pattern"].rstrip("*"))
+    (merged,) = commands(merge, "report merge")
+    assert {w for w in merged if w.startswith("-")} <= known_options("report", "merge")
+    assert merged[0].startswith(download["with"]["path"]) and merged[0].endswith(".json")
+    assert "--summary" not in merged  # in Actions: $GITHUB_STEP_SUMMARY, the job's page
+    (timed,) = commands(merge, "report durations")
+    assert {w for w in timed if w.startswith("-")} <= known_options("report", "durations")
+    assert timed[0] == option_value(merged, "--json") and option_value(timed, "-o") == durations
 
 
 def test_readme_points_at_the_example() -> None:

@@ -208,3 +208,40 @@ def test_a_sigterm_from_elsewhere_still_stops_the_run(tmp_path: Path) -> None:
     _, stderr = process.communicate(timeout=WAIT)
     assert process.returncode == 143, stderr
     assert "interrupted by SIGTERM" in stderr
+
+
+FAKE_MLX = (
+    'float32 = "float32"\n__version__ = "1.0.0"\n\n\ndef default_device():\n    return {device!r}\n'
+)
+CONTROLS = "\x1b[31m\x07\x1b]0;pwned\x07"
+
+
+def test_every_xml_report_is_well_formed_whatever_it_carries(tmp_path: Path) -> None:
+    """ESC and BEL in the environment, in the corpus's path and in a label: JUnit and the badge,
+    from a run, from a merge of its report and from ``badge``, all parse."""
+    site = tmp_path / "site" / "mlx"
+    site.mkdir(parents=True)
+    (site / "__init__.py").write_text("")
+    (site / "core.py").write_text(FAKE_MLX.format(device=f"Device({CONTROLS}cpu, 0)"))
+    python = tmp_path / "python"
+    python.write_text(f'#!/bin/sh\nPYTHONPATH={site.parent} exec {sys.executable} "$@"\n')
+    python.chmod(0o755)
+    corpus = tmp_path / f"corpus{CONTROLS}"
+    corpus.mkdir()
+    (corpus / "raises.yaml").write_text((FIXTURES / "behaviours" / "raises.yaml").read_text())
+    done = run(tmp_path, "--corpus", str(corpus), "--python", str(python))
+    assert done.returncode == 1, done.stderr  # the entry's REGRESSED verdict, a failure in JUnit
+    label = os.fsencode(f"mlx {CONTROLS}\udcff")  # a byte that is no UTF-8: a lone surrogate
+    commands: list[list[str | bytes]] = [
+        ["report", "merge", "r.json", "--junit", "merged.xml"],
+        ["badge", "r.json", "--badge", "labelled.svg", "--label", label],
+    ]
+    for command in commands:
+        made = subprocess.run(
+            [*MGRADCHECK, *command], capture_output=True, text=True, timeout=WAIT, cwd=tmp_path
+        )
+        assert made.returncode == 0, made.stderr
+    for name in ("r.xml", "b.svg", "merged.xml", "labelled.svg"):
+        ET.parse(tmp_path / name)  # well-formed
+    for name in ("r.xml", "merged.xml", "labelled.svg"):  # the run's badge shows no environment
+        assert "\\x1b]0;pwned\\x07" in (tmp_path / name).read_text(encoding="utf-8"), name

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -20,7 +21,7 @@ from click.testing import CliRunner
 from mgradcheck.cli import cli
 from mgradcheck.reports import json_report
 from tests import builders
-from tests.conftest import BEHAVIOURS
+from tests.conftest import BEHAVIOURS, SUITES
 
 MGRADCHECK = [sys.executable, "-m", "mgradcheck"]
 WAIT = 180.0  # for a loaded 2-core machine; never a timing assertion
@@ -157,6 +158,55 @@ def _overwrites(corpus: Path, report: Path) -> dict[str, tuple[list[str], Path]]
             ["badge", str(beside), "--badge", str(corpus.parent / "b")],
             beside,
         ),
+        **_more_overwrites(corpus),
+    }
+
+
+def _more_overwrites(corpus: Path) -> dict[str, tuple[list[str], Path]]:
+    """``report upstream``, ``tests`` and ``new``: their inputs are entries, test modules, a script."""
+    entry, where = corpus / "passes.yaml", corpus.parent
+    (where / "wheels").mkdir()
+    offline = ["--no-index", "--find-links", str(where / "wheels")]  # no release: nothing to ask
+    suite = where / "suite"
+    shutil.copytree(SUITES / "basic", suite)
+    tests = ["tests", str(suite / "test_behaviours.py"), "-k", "test_passes", "-q"]
+    script = where / "scripts" / "made.yaml"  # a script that is its own entry's file
+    script.parent.mkdir()
+    script.write_text("print(1)\n")
+    return {
+        "report upstream -o the corpus file": (
+            ["report", "upstream", "passes", "--corpus", str(corpus), "-o", str(entry), *offline],
+            entry,
+        ),
+        "report upstream -o a new corpus file": (
+            [
+                "report",
+                "upstream",
+                "passes",
+                *offline,
+                "--corpus",
+                str(corpus),
+                "-o",
+                str(corpus / "x.yml"),
+            ],
+            corpus / "x.yml",
+        ),
+        "tests --junit a module the tests import": (
+            [*tests, "--junit", str(suite / "suite_helpers.py")],
+            suite / "suite_helpers.py",
+        ),
+        "tests --json a new module beside the tests": (
+            [*tests, "--json", str(suite / "report.py")],
+            suite / "report.py",
+        ),
+        "tests --summary the test file": (
+            [*tests, "--summary", str(suite / "test_behaviours.py")],
+            suite / "test_behaviours.py",
+        ),
+        "new --force onto its own script": (
+            ["new", str(script), "--corpus", str(script.parent), "--force", *offline],
+            script,
+        ),
     }
 
 
@@ -177,6 +227,56 @@ def test_no_report_may_overwrite_an_input(tmp_path: Path) -> None:
         assert code == 2, (name, stderr)
         assert stderr.count("\n") == 1 and "which this command reads" in stderr, stderr
         assert (kept.read_bytes() if kept.exists() else None) == before, name
+
+
+# Files a user has, outside every input, named for a report: (argv, the file).
+def _foreign(where: Path, report: str) -> dict[str, tuple[list[str], Path]]:
+    files = {name: where / name for name in ("tool.py", "config.yaml", "README.md", "notes.txt",
+                                             "logo.svg", "package.json")}  # fmt: skip
+    for path in files.values():
+        path.write_text(f"{path.name}: the user's own\n")
+    (where / "wheels").mkdir()
+    offline = ["--no-index", "--find-links", str(where / "wheels")]
+    run = ["run", "passes", "--corpus", str(BEHAVIOURS), "-q"]
+    return {
+        "run --json a module": ([*run, "--json", str(files["tool.py"])], files["tool.py"]),
+        "run --junit a YAML file": ([*run, "--junit", str(files["config.yaml"])], files["config.yaml"]),
+        "run --summary a README": ([*run, "--summary", str(files["README.md"])], files["README.md"]),
+        "run --badge a logo": ([*run, "--badge", str(where / "logo")], files["logo.svg"]),
+        "report merge --json a config": (
+            ["report", "merge", report, "--json", str(files["package.json"])], files["package.json"]),
+        "report merge --summary notes": (
+            ["report", "merge", report, "--summary", str(files["notes.txt"])], files["notes.txt"]),
+        "badge --badge a logo": (["badge", report, "--badge", str(files["logo.svg"])], files["logo.svg"]),
+        "report upstream -o a README": (
+            ["report", "upstream", "passes", "--corpus", str(BEHAVIOURS), *offline, "-o",
+             str(files["README.md"])], files["README.md"]),
+        "tests --junit a module": (
+            ["tests", str(SUITES / "basic" / "test_functions.py"), "-k", "test_function_passes",
+             "--junit", str(files["tool.py"])], files["tool.py"]),
+    }  # fmt: skip
+
+
+def test_no_report_replaces_a_file_that_is_not_one(tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    json_report.write(builders.every_verdict(), report)
+    for name, (args, kept) in _foreign(tmp_path, str(report)).items():
+        before = kept.read_bytes()
+        result = CliRunner().invoke(cli, args)
+        assert result.exit_code == 2, (name, result.output)
+        assert result.output.count("\n") == 1, (name, result.output)
+        assert "is not an mgradcheck report" in result.output, (name, result.output)
+        assert kept.read_bytes() == before, name
+    # The command's own earlier reports, of every kind, are rewritten.
+    reports = ["--json", "r.json", "--junit", "r.xml", "--summary", "r.md", "--badge", "b"]
+    for _ in range(2):
+        done = CliRunner().invoke(cli, ["run", "passes", "--corpus", str(BEHAVIOURS), "-q",
+                                        *(str(tmp_path / a) if "." in a or a == "b" else a
+                                          for a in reports)])  # fmt: skip
+        assert done.exit_code == 0, done.output
+        merged = CliRunner().invoke(cli, ["report", "merge", str(tmp_path / "r.json"),
+                                          "--json", str(tmp_path / "m.json")])  # fmt: skip
+        assert merged.exit_code == 0, merged.output
 
 
 def test_a_killed_writers_temporary_files_are_removed_by_the_next_write(tmp_path: Path) -> None:

@@ -42,7 +42,8 @@ MGRADCHECK = [sys.executable, "-m", "mgradcheck"]
 PACKAGE = Path(mgradcheck.__file__).parent
 RELEASES = str(fake_mlx.FIXTURES)
 WAIT = 180.0  # for anything a loaded 2-core machine might be slow at; never a timing assertion
-OLD = "a good report from an earlier run\n"
+# An earlier report: a file that is not one is never replaced (tests/test_isolation.py).
+OLD = '{"schema": "mgradcheck-report", "note": "a good report from an earlier run"}\n'
 
 
 def source(wheels: Path) -> list[str]:
@@ -676,7 +677,7 @@ def test_the_readme_gives_the_limits_the_code_has() -> None:
         f"{len(CASES)} bad inputs",
         f"YAML nested 50,000 levels ({len(YAML)} shapes",
         f"{len(REPORTS)} malformed reports",
-        f"regular file of at most {RESULT_BYTES >> 20} MiB",
+        f"a result over {RESULT_BYTES >> 20} MiB is a crash",
         f"keep a {MESSAGE_CHARS:,}- and {TRACEBACK_CHARS:,}-character head and tail",
         f"stops after {MATCH_SECONDS:g} s",
         f"at most {MATCH_CHARS >> 10} KiB of evidence",

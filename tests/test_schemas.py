@@ -146,6 +146,8 @@ REFUSALS: list[tuple[str, str, Callable[[dict[str, Any]], None]]] = [
     ("missing bug", "code", _drop("bug")),
     ("id not kebab-case", "code", _set(("id",), "Not_Kebab")),
     ("id a number", "code", _set(("id",), 5)),
+    ("id ending in a newline", "code", _set(("id",), "spoof\n")),
+    ("report ending in a newline", "code", _set(("upstream", "report"), "https://x.invalid/r\n")),
     ("empty summary", "code", _set(("summary",), "   ")),
     ("title on two lines", "code", _set(("title",), "one\ntwo")),
     ("no upstream, no found_by", "code", _drop("upstream")),

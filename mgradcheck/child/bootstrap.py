@@ -82,15 +82,37 @@ NO_SPACE_STATUS = 75
 NO_SPACE_MARK = "mgradcheck child: no space left to write the result"
 
 
-def _write(path: str, result: dict[str, Any]) -> None:
+def _identity(fd: int) -> tuple[int, int] | None:
+    try:
+        info = os.fstat(fd)
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino
+
+
+def _result_fd(fd: int, identity: tuple[int, int] | None) -> tuple[int, bool]:
+    """The descriptor to write the result to, and whether it was opened here.
+
+    An entry may have closed (``os.closerange(3, ...)``) or replaced descriptor ``fd``;
+    the parent still holds the same file at the same number, which Linux lets this
+    process open again through the parent's ``/proc`` entry."""
+    if identity is not None and _identity(fd) == identity:
+        return fd, False
+    again = os.open(f"/proc/{os.getppid()}/fd/{fd}", os.O_WRONLY | os.O_CLOEXEC)
+    return again, True
+
+
+def _write(path: str, result: dict[str, Any], identity: tuple[int, int] | None = None) -> None:
     """Write the result where the parent said: a descriptor it passed (``/dev/fd/N``), which
     it reads once this process is dead, or else a file, written aside and renamed."""
     data = dumps(result).encode("ascii")
     try:
         if path.startswith("/dev/fd/"):
-            fd = int(path[len("/dev/fd/") :])
+            fd, opened = _result_fd(int(path[len("/dev/fd/") :]), identity)
             os.pwrite(fd, data, 0)
             os.ftruncate(fd, len(data))  # whatever the entry wrote there before is gone
+            if opened:
+                os.close(fd)
             return
         tmp = path + ".tmp"
         with open(tmp, "wb") as f:
@@ -191,6 +213,8 @@ def _run_code(spec: dict[str, Any], env_globals: dict[str, Any]) -> None:
     compiled = compile(source, spec.get("path", "<entry>"), "exec", dont_inherit=True)
     scope = dict(env_globals)
     scope["__name__"] = "__mgradcheck_entry__"
+    if spec.get("log"):  # a batch's log (see mgradcheck.child.batch_log): code names it thus
+        scope["__mgradcheck_log__"] = spec["log"]
     exec(compiled, scope)
 
 
@@ -202,6 +226,8 @@ def _run_gradcheck(spec: dict[str, Any], env_globals: dict[str, Any]) -> None:
 
 def main(argv: list[str]) -> int:
     spec_path, result_path = argv[1], argv[2]
+    # What the result descriptor is now, before the entry can close or replace it.
+    identity = _identity(int(result_path[8:])) if result_path.startswith("/dev/fd/") else None
     started = time.monotonic()
     result: dict[str, Any] = {"version": RESULT_VERSION, "status": "error", "phase": "setup"}
     spec: Any = None
@@ -241,7 +267,7 @@ def main(argv: list[str]) -> int:
     except BaseException as exc:  # noqa: BLE001 - whatever the entry raises is data
         result.update(status="error", **_describe(exc))
     result["duration"] = time.monotonic() - started
-    _write(result_path, result)
+    _write(result_path, result, identity)
     sys.stdout.flush()
     sys.stderr.flush()
     return 0

@@ -8,7 +8,11 @@ the log the parent names, runs the test, and appends a ``done`` line with its
 status, both flushed at once: when a test kills the child, the parent knows
 which one did (see :mod:`mgradcheck.run.batches`). A test's module is
 imported after its ``start`` line, so a module that crashes on import is
-charged to the first of its tests.
+charged to the first of its tests. The tests run in the directory mgradcheck
+was run from, as ``python -m pytest`` run there runs them; the log is opened
+again for each line, and the descriptors held before the tests are put
+back after them, so a test that closes every descriptor harms nothing; every
+text a ``done`` line holds is capped.
 
 unittest tests run through unittest's own loader, suite and result, so
 setUp/tearDown, class and module fixtures, skip decorators, ``skipTest``,
@@ -29,10 +33,12 @@ points mgradcheck at.
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 
-from mgradcheck.child.bootstrap import dumps
+from mgradcheck.child.batch_log import BatchLog
+from mgradcheck.child.bootstrap import _cap, dumps
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -55,23 +61,23 @@ def _failed(err: Any) -> dict[str, Any]:
     return {"status": status, **_described(err)}
 
 
-class _Log:
-    """The parent's log: a line before and after each test, flushed as written."""
-
-    def __init__(self, path: str) -> None:
-        self.file = open(path, "a", encoding="utf-8")  # noqa: SIM115 - held for the whole batch
+class _Log(BatchLog):
+    """The parent's log: a line before and after each test, each written whole at once
+    (see :mod:`mgradcheck.child.batch_log`: a test that closes every descriptor harms it not)."""
 
     def _write(self, line: dict[str, Any]) -> None:
-        self.file.write(dumps(line) + "\n")
-        self.file.flush()
+        self.write(dumps(line))
 
     def start(self, item: int) -> float:
         self._write({"event": "start", "item": item})
         return time.monotonic()
 
     def done(self, item: int, started: float, status: dict[str, Any]) -> None:
+        # Every text capped: a skip reason or a subTest's parameters may be megabytes, and
+        # the parent reads a log of at most 16 MiB (mgradcheck.run.batches).
+        capped = {k: _cap(v) if isinstance(v, str) else v for k, v in status.items()}
         self._write(
-            {"event": "done", "item": item, "duration": time.monotonic() - started, **status}
+            {"event": "done", "item": item, "duration": time.monotonic() - started, **capped}
         )
 
 
@@ -228,20 +234,38 @@ class _Recorder:
             self.status = {"status": "pass"}
 
 
+class _Where:
+    """A pytest plugin that moves into the run's directory at pytest's first hook. By then pytest
+    has taken the root as where its arguments resolve (node ids relative to it: pytest reads a
+    '[' anywhere in an argument as a test's parameters, so an absolute path under ``ci[2]/``
+    is not found), and has yet to import a conftest.py or a test module."""
+
+    def __init__(self, cwd: str) -> None:
+        self.cwd = cwd
+
+    def pytest_cmdline_parse(self, pluginmanager: Any, args: Any) -> None:
+        os.chdir(self.cwd)
+
+
 def _run_pytest(root: str, tests: list[tuple[int, dict[str, Any]]], log: _Log) -> None:
     """The pytest-style tests of a batch in one pytest session."""
     import pytest
 
     positions = {test["id"]: position for position, test in tests}
     recorder = _Recorder(log, positions)
-    args = [test["node"] for _, test in tests]
+    args = [test["id"] for _, test in tests]
     # The root is pytest's rootdir (so its node ids are ours) and where conftest.py files start.
     # mgradcheck's own pytest plugin has no business in a test's session, and pytest would
     # warn (an error under filterwarnings=error) that this child imported mgradcheck first.
     ours = "ignore:Module already imported so cannot be rewritten; mgradcheck"
     args += ["-p", "no:cacheprovider", "-p", "no:mgradcheck", "-W", ours, "-q", "-o", "addopts="]
     args += ["--rootdir", root, "--confcutdir", root]
-    code = pytest.main(args, plugins=[recorder])
+    cwd = os.getcwd()
+    os.chdir(root)
+    try:
+        code = pytest.main(args, plugins=[recorder, _Where(cwd)])
+    finally:
+        os.chdir(cwd)
     recorder.finish()
     for position, _ in tests:
         if position not in recorder.done:
@@ -250,16 +274,69 @@ def _run_pytest(root: str, tests: list[tuple[int, dict[str, Any]]], log: _Log) -
             log.done(position, started, {"status": "error", "message": message})
 
 
+class _Kept:
+    """The descriptors this interpreter held before the tests (the result the bootstrap writes
+    once they are done, above all), put back afterwards as they were: a test may close every
+    descriptor it did not open (``os.closerange(3, 256)``). Each is copied near the top of the
+    descriptor table, out of the way of such a test, and restored if it was closed or reused."""
+
+    def __init__(self) -> None:
+        self.saved: dict[int, tuple[int, int, int, bool]] = {}
+        try:
+            import fcntl
+            import resource
+
+            listed = [int(name) for name in os.listdir("/dev/fd") if name.isdigit()]
+            soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+        except (ImportError, OSError, ValueError):
+            return
+        floor = max(3, min(soft, 1 << 16) - 64)
+        for fd in listed:
+            if fd < 3 or fd >= floor:
+                continue
+            try:
+                st = os.fstat(fd)  # the listing's own descriptor is closed by now
+                copy = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, floor)
+            except OSError:
+                continue
+            self.saved[fd] = (copy, st.st_dev, st.st_ino, os.get_inheritable(fd))
+
+    def restore(self) -> None:
+        for fd, (copy, dev, ino, inheritable) in self.saved.items():
+            try:
+                st = os.fstat(fd)
+                kept = (st.st_dev, st.st_ino) == (dev, ino)
+            except OSError:
+                kept = False
+            try:
+                if not kept:
+                    os.dup2(copy, fd, inheritable=inheritable)
+                os.close(copy)
+            except OSError:
+                pass  # the test closed the copy too: nothing is left to restore it from
+
+
 def run_tests(spec: dict[str, Any]) -> None:
-    """Run ``spec["tests"]`` in order, logging each by its position to ``spec["log"]``."""
+    """Run ``spec["tests"]`` in order, logging each by its position to ``spec["log"]``.
+
+    The tests run in ``spec["cwd"]`` (the directory mgradcheck was run from), where
+    ``python -m pytest PATH`` and ``python -m unittest`` run them when run from there:
+    a test that opens a data file by a relative path finds it as it does under them.
+    """
+    import contextlib
     import importlib
 
     root = spec["root"]
     if root not in sys.path:
         sys.path.insert(0, root)
     log = _Log(spec["log"])
+    home = os.getcwd()  # the child's own directory, where its result is written
+    cwd = spec.get("cwd") or home
     later: list[tuple[int, dict[str, Any]]] = []
+    kept = _Kept()
     try:
+        with contextlib.suppress(OSError):  # gone since the run began: the child's own, then
+            os.chdir(cwd)
         for position, test in enumerate(spec["tests"]):
             if test["kind"] != "unittest" and _has_pytest():
                 later.append((position, test))
@@ -277,6 +354,8 @@ def run_tests(spec: dict[str, Any]) -> None:
         if later:
             _run_pytest(root, later, log)
     finally:
-        log.file.close()
+        kept.restore()
+        with contextlib.suppress(OSError):
+            os.chdir(home)
         sys.stdout.flush()
         sys.stderr.flush()

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
     from mgradcheck.releases.runs import Settings
     from mgradcheck.run.child_process import ChildCommand
+    from mgradcheck.run.display import Progress
     from mgradcheck.run.observation import Environment
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -255,7 +256,10 @@ def interpreter_options(verb: str, releases_flag: str = "") -> Callable[[F], F]:
     """--python and --mlx: which MLX the children run (never both), and how a commit is built.
 
     The release options apply only when releases are installed: with --mlx, or with the
-    command's own ``releases_flag`` (``tests --matrix``) when it has one.
+    command's own ``releases_flag`` (``tests --matrix``) when it has one. A command without
+    such a flag gets ``settings=None`` when nothing is installed, so that its start-up imports
+    none of the release machinery (and reads no index settings); one with a flag always gets
+    them, for its build options (``tests --mlx-tests`` reads ``--mlx-repo``).
     """
 
     def decorate(func: F) -> F:
@@ -274,6 +278,8 @@ def interpreter_options(verb: str, releases_flag: str = "") -> Callable[[F], F]:
                 raise UsageError(
                     f"{names} {verb} only with --mlx VERSION{also} (which release to install)"
                 )
+            if not installs and not releases_flag:
+                kwargs[_NO_RELEASE] = True
             return func(*args, **kwargs)
 
         decorated: Any = build_options(wrapper)
@@ -297,10 +303,28 @@ def interpreter_options(verb: str, releases_flag: str = "") -> Callable[[F], F]:
     return decorate
 
 
+def open_target(
+    python: Path | None,
+    release: Version | str | None,
+    settings: Settings | None,
+    progress: Progress,
+) -> tuple[ChildCommand, Environment]:
+    """:func:`mgradcheck.releases.runs.open_target`, which this interpreter or ``--python``
+    reaches without importing the release machinery (half a plain run's start-up)."""
+    if release is None:
+        from mgradcheck.run.stages import prepare
+
+        return prepare(str(python) if python else sys.executable)
+    from mgradcheck.releases import runs
+
+    assert settings is not None  # release_options makes them whenever --mlx is given
+    return runs.open_target(python, release, settings, progress)
+
+
 def _index_url(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     if value is None:
         return None
-    from mgradcheck.releases.index import check_index_url
+    from mgradcheck.releases.urls import check_index_url  # light: no index machinery
 
     try:
         return check_index_url(value)
@@ -308,6 +332,8 @@ def _index_url(ctx: click.Context, param: click.Parameter, value: str | None) ->
         raise click.BadParameter(str(exc)) from None
 
 
+# Passed by interpreter_options to release_options: nothing is installed, settings are None.
+_NO_RELEASE = "_no_release"
 _RELEASE_KEYS = ("index_url", "find_links", "no_index", "backend", "installer", "pre", "yanked",
                  "retry_failed")  # fmt: skip
 _BUILD_KEYS = ("mlx_repo", "mlx_deps", "build_jobs")
@@ -318,16 +344,20 @@ def release_options(func: F) -> F:
 
     Shared by every command that installs releases (``run --mlx``, ``sweep
     --mlx``, ``bisect``, ``matrix``, ``envs``), so they take the same options
-    and mean the same by them.
+    and mean the same by them. ``settings`` is None when :func:`interpreter_options`
+    says nothing is installed (a plain ``run``).
     """
 
     @wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from mgradcheck.releases.runs import Settings
-
         given = {key: kwargs.pop(key) for key in _RELEASE_KEYS}
         given.update((key, kwargs.pop(key)) for key in _BUILD_KEYS if key in kwargs)
-        kwargs["settings"] = Settings.from_options(**given)
+        if kwargs.pop(_NO_RELEASE, False):
+            kwargs["settings"] = None
+        else:
+            from mgradcheck.releases.runs import Settings
+
+            kwargs["settings"] = Settings.from_options(**given)
         return func(*args, **kwargs)
 
     options = [
@@ -434,6 +464,7 @@ __all__ = [
     "json_option",
     "note_kernel_build",
     "on_stdout",
+    "open_target",
     "release_options",
     "release_or_commit",
     "release_or_ref",

@@ -9,13 +9,14 @@ Tab never waits on a package index.
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import click
 from click.shell_completion import CompletionItem, get_completion_class
+
+from mgradcheck.exitcodes import describe
 
 SHELLS = ("bash", "zsh", "fish")
 COMPLETE_VARIABLE = "_MGRADCHECK_COMPLETE"
@@ -57,6 +58,8 @@ def _listing_file() -> Path:
 
 def remember_releases(versions: Iterable[str]) -> None:
     """Keep the versions ``envs releases`` listed, for completing ``--mlx``, ``--good``, ``--bad``."""
+    import json
+
     from mgradcheck.atomic import write_text
     from mgradcheck.errors import WriteError
 
@@ -67,6 +70,8 @@ def remember_releases(versions: Iterable[str]) -> None:
 
 def known_releases() -> set[str]:
     """Versions in the cached environments and in the last remembered listing."""
+    import json
+
     versions: set[str] = set()
     try:
         data = json.loads(_listing_file().read_text(encoding="utf-8"))
@@ -98,7 +103,10 @@ def release_versions(
     return [CompletionItem(v) for v in found]
 
 
-@click.command(short_help="Print the shell completion script for bash, zsh or fish.")
+@click.command(
+    short_help="Print the shell completion script for bash, zsh or fish.",
+    epilog=describe("printed", environment=False),
+)
 @click.argument("shell", type=click.Choice(SHELLS))
 def completion(shell: str) -> None:
     """Print the completion script for SHELL; entry ids, tags and release versions complete too.

@@ -8,7 +8,8 @@ from pathlib import Path
 import click
 
 from mgradcheck.cli.common import CORPUS_OPTION, ID_ARGUMENT, TAG_OPTION, handle_errors
-from mgradcheck.corpus.entry import BACKENDS
+from mgradcheck.corpus import BACKENDS
+from mgradcheck.exitcodes import describe
 from mgradcheck.wording import count
 
 
@@ -26,7 +27,11 @@ def backend_here() -> str:
     return "metal" if sys.platform == "darwin" else "cpu"
 
 
-@click.command(name="list", short_help="List the entries and what each expects on this backend.")
+@click.command(
+    name="list",
+    short_help="List the entries and what each expects on this backend.",
+    epilog=describe("listed", environment=False),
+)
 @handle_errors
 @CORPUS_OPTION
 @TAG_OPTION
@@ -58,7 +63,10 @@ def list_(corpus_paths: Sequence[Path], tags: Sequence[str], backend: str | None
         click.echo(f"{entry_id:<{id_width}}  {status:<{status_width}}  {printable(title)}")
 
 
-@click.command(short_help="Explain one entry: bug, links, code, last status.")
+@click.command(
+    short_help="Explain one entry: bug, links, code, last status.",
+    epilog=describe("shown", environment=False),
+)
 @handle_errors
 @ID_ARGUMENT
 @CORPUS_OPTION
@@ -71,7 +79,10 @@ def show(entry_id: str, corpus_paths: Sequence[Path]) -> None:
     click.echo(render(entry))
 
 
-@click.command(short_help="Check corpus files without running anything.")
+@click.command(
+    short_help="Check corpus files without running anything.",
+    epilog=describe("every file valid", environment=False),
+)
 @handle_errors
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 def validate(paths: Sequence[Path]) -> None:
@@ -86,7 +97,10 @@ def validate(paths: Sequence[Path]) -> None:
     click.echo(f"{count(len(entries), 'entry')} valid")
 
 
-@click.command(short_help="Print the JSON Schema of corpus entries or of the JSON report.")
+@click.command(
+    short_help="Print the JSON Schema of corpus entries or of the JSON report.",
+    epilog=describe("printed", environment=False),
+)
 @handle_errors
 @click.argument("which", type=click.Choice(["entry", "report"]))
 def schema(which: str) -> None:

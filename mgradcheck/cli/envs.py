@@ -9,6 +9,7 @@ import click
 from mgradcheck.cli.common import handle_errors, release_options, version_option
 from mgradcheck.cli.completion import release_versions, remember_releases
 from mgradcheck.errors import UsageError
+from mgradcheck.exitcodes import describe
 
 if TYPE_CHECKING:
     from packaging.version import Version
@@ -21,7 +22,7 @@ def envs() -> None:
     """The cached environments that hold real MLX releases (one per release, backend and Python)."""
 
 
-@envs.command(name="list")
+@envs.command(name="list", epilog=describe("listed", environment=False))
 @handle_errors
 def envs_list() -> None:
     """List the cached environments: release, backend, Python, state, directory."""
@@ -40,7 +41,7 @@ def envs_list() -> None:
         click.echo(f"{'-':<12} {'':<6} {'':<8} {'not ours':<11} {path}  (left alone)")
 
 
-@envs.command(name="releases")
+@envs.command(name="releases", epilog=describe("listed"))
 @handle_errors
 @release_options
 def envs_releases(settings: Settings) -> None:
@@ -55,7 +56,7 @@ def envs_releases(settings: Settings) -> None:
     remember_releases(str(r.version) for r in listing.releases)
 
 
-@envs.command(name="path")
+@envs.command(name="path", epilog=describe("printed"))
 @handle_errors
 @click.argument("version", callback=version_option, shell_complete=release_versions)
 @release_options
@@ -82,7 +83,7 @@ def envs_path(version: Version, settings: Settings, quiet: bool) -> None:
         progress.stop()
 
 
-@envs.command(name="prune")
+@envs.command(name="prune", epilog=describe("pruned", environment=False))
 @handle_errors
 @click.option(
     "--all",

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import click
 
 from mgradcheck.cli.common import handle_errors, jobs_option, release_options, say, version_option
-from mgradcheck.exitcodes import ExitCode
+from mgradcheck.exitcodes import ExitCode, describe
 
 if TYPE_CHECKING:
     from packaging.version import Version
@@ -27,7 +27,7 @@ def _versions(ctx: click.Context, param: click.Parameter, values: Sequence[str])
     return [v for value in values if (v := version_option(ctx, param, value)) is not None]
 
 
-@click.command()
+@click.command(epilog=describe("the entry written (a script that shows no bug is 2)"))
 @handle_errors
 @click.argument("script", type=click.Path(path_type=Path))
 @click.option(
@@ -48,7 +48,7 @@ def _versions(ctx: click.Context, param: click.Parameter, values: Sequence[str])
     "--corpus",
     "corpus_dir",
     type=click.Path(file_okay=False, path_type=Path),
-    help="The corpus directory the entry joins. Default: the bundled corpus.",
+    help="The corpus directory the entry joins. Default: ./corpus (made if missing).",
 )
 @click.option("--force", is_flag=True, help="Overwrite an entry file of the same name.")
 @click.option(
@@ -65,6 +65,12 @@ def _versions(ctx: click.Context, param: click.Parameter, values: Sequence[str])
     metavar="VERSION",
     help="Only this release (repeatable), instead of a range.",
 )
+@click.option(
+    "--requires-mlx",
+    metavar="RANGE",
+    help="Write requires.mlx: releases outside RANGE skip the entry. Default: none, as the "
+    "releases tried say nothing of those not tried.",
+)
 @release_options
 @jobs_option("Releases run")
 @click.option("--no-cache", is_flag=True, help="Run again instead of reusing stored results.")
@@ -78,6 +84,7 @@ def new(
     force: bool,
     version_range: str | None,
     exact: Sequence[Version],
+    requires_mlx: str | None,
     settings: Settings,
     jobs: int,
     no_cache: bool,
@@ -95,23 +102,26 @@ def new(
     import dataclasses
 
     from mgradcheck.corpus import scaffold
-    from mgradcheck.corpus.loader import bundled_corpus
     from mgradcheck.errors import UsageError
     from mgradcheck.releases import newentry
     from mgradcheck.releases.index import parse_range
     from mgradcheck.run.display import choose, printable
+    from mgradcheck.run.stages import display_path
 
     if version_range and exact:
         raise UsageError("--versions and --mlx cannot be used together")
     if version_range:
         parse_range(version_range)
+    if requires_mlx:
+        requires_mlx = str(parse_range(requires_mlx))
     request = newentry.Request(
         scaffold.read_script(script),
         scaffold.check_id(entry_id or scaffold.id_from(script)),
-        corpus_dir or bundled_corpus(),
+        Path(display_path(corpus_dir or Path("corpus"))),  # named as the loader names its files
         scaffold.check_issue(issue),
         expect,
         force,
+        requires_mlx,
     )
     newentry.check_target(request)
     settings = dataclasses.replace(settings, use_cached=not no_cache)
@@ -124,7 +134,11 @@ def new(
     if result.interrupted:
         say("interrupted; nothing written (what finished is stored: run the command again)")
         sys.exit(ExitCode.for_signal(result.signum))
+    made = not request.corpus.exists()
     newentry.write(result, force)
+    if made:
+        where = "" if corpus_dir else f" in {Path.cwd()} (--corpus DIR for another)"
+        click.echo(printable(f"made {request.corpus}/{where}"))
     bug = result.entry.bug
     flips = "; ".join(f.sentence() for f in result.flips) or "the same on every release judged"
     click.echo(printable(f"wrote {result.path}: {bug.signature_label()}; {flips}"))

@@ -33,13 +33,15 @@ from mgradcheck.cli.common import (
     say,
 )
 from mgradcheck.cli.completion import release_versions
+from mgradcheck.cli.sharding import shard_options
 from mgradcheck.errors import UsageError
-from mgradcheck.exitcodes import ExitCode
+from mgradcheck.exitcodes import ExitCode, describe
 from mgradcheck.releases.regress import RegressOn
 
 if TYPE_CHECKING:
     from packaging.version import Version
 
+    from mgradcheck.corpus.shard import Shard
     from mgradcheck.releases.runs import Settings
 
 
@@ -99,7 +101,8 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
 
 
 @click.command(
-    epilog=RegressOn.epilog(), short_help="Find the MLX release that fixed (or broke) an entry."
+    epilog=f"{RegressOn.epilog()}\n\n{describe('the release where it changes found (none found is 2)')}",
+    short_help="Find the MLX release that fixed (or broke) an entry.",
 )
 @handle_errors
 @ID_ARGUMENT
@@ -219,7 +222,8 @@ def bisect(
 
 
 @click.command(
-    epilog=RegressOn.epilog(), short_help="Run entries on every MLX release; show where each flips."
+    epilog=f"{RegressOn.epilog()}\n\n{describe('the table shown, whatever it holds')}",
+    short_help="Run entries on every MLX release; show where each flips.",
 )
 @handle_errors
 @IDS_ARGUMENT
@@ -265,6 +269,7 @@ def bisect(
     help="Make the matrix of 'run --json' reports made elsewhere (repeatable) instead of "
     "installing releases: e.g. GPU runners, one report per release.",
 )
+@shard_options("entries (each on every release)")
 @click.option("-q", "--quiet", is_flag=True, help="No progress display (the table still prints).")
 def matrix(
     ids: Sequence[str],
@@ -280,9 +285,13 @@ def matrix(
     json_path: Path | None,
     markdown_path: Path | None,
     from_reports: Sequence[Path],
+    shard: Shard | None,
+    durations_path: Path | None,
     quiet: bool,
 ) -> None:
     """Run entries (all, or IDS) on every installable MLX release and show where each one flips."""
+    from mgradcheck.cli.sharding import take
+    from mgradcheck.corpus.shard import units
     from mgradcheck.releases.index import parse_range
     from mgradcheck.releases.matrix import matrix_of, render_markdown, render_table
     from mgradcheck.reports.outputs import check_writable_paths
@@ -295,6 +304,12 @@ def matrix(
     if version_range:
         parse_range(version_range)  # a bad range is bad usage, said before anything runs
     entries = stages.select(stages.load_corpus(corpus_paths), ids, tags)
+    if shard is not None and from_reports:
+        raise UsageError("--shard splits the runs of a matrix: it cannot go with --from-report")
+    part = take(shard, durations_path, units(entries),
+                [(e.id, e.id) for e in entries], [f"{e.id} {e.content_hash}" for e in entries])  # fmt: skip
+    if part is not None:
+        entries = [e for e in entries if e.id in part.units]
     inputs = [*stages.corpus_inputs(corpus_paths), *(from_reports or ())]
     check_writable_paths(json_path, markdown_path, inputs=inputs)
     if from_reports:
@@ -319,7 +334,7 @@ def matrix(
             commit_refs,
         )
     if json_path is not None:
-        _write_json(json_path, result.to_json())
+        _write_json(json_path, {**result.to_json(), "meta": part.meta if part is not None else {}})
     render_table(result, report_console(width=200, stderr=on_stdout(json_path, markdown_path)))
     if markdown_path is not None:
         from mgradcheck.atomic import write_text

@@ -17,6 +17,7 @@ from mgradcheck.cli.common import (
     say,
 )
 from mgradcheck.errors import UsageError
+from mgradcheck.exitcodes import describe
 from mgradcheck.wording import count
 
 if TYPE_CHECKING:
@@ -28,17 +29,22 @@ REPORTS = click.argument(
 )
 
 
-def _read(files: Sequence[Path]) -> Report:
-    """The merged report of ``files`` (one file is its own merge); exit 2 on anything wrong."""
+def _read(files: Sequence[Path], allow_missing: bool = True) -> Report:
+    """The merged report of ``files`` (one file is its own merge); exit 2 on anything wrong,
+    a missing shard included unless ``allow_missing`` (then a warning, and in the meta)."""
+    from mgradcheck.cli.merging import shards_missing
     from mgradcheck.reports import merge
 
+    names = [str(f) for f in files]
     try:
         reports = merge.read(files)
-        merged = merge.merge(reports, [str(f) for f in files])
+        merged = merge.merge(reports, names)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    for missing in merge.missing_shards(reports):
-        say(f"warning: no report for shard {missing}")
+    missing = merge.missing_shards(reports, names)
+    shards_missing(missing, allow_missing)
+    if missing:
+        merged.meta["missing_shards"] = missing
     return merged
 
 
@@ -48,27 +54,47 @@ def report() -> None:
 
 
 @report.command(
-    name="merge", short_help="Merge the reports of many jobs (shards, backends, releases) into one."
+    name="merge",
+    short_help="Merge the reports of many jobs (shards, backends, releases) into one.",
+    epilog=describe("written, whatever the verdicts", environment=False),
 )
 @handle_errors
 @REPORTS
 @json_option("the merged JSON report")
 @report_options
+@click.option(
+    "--allow-missing",
+    is_flag=True,
+    help="Merge the shards given even when one is missing (then named in a warning and the "
+    "merged report's meta). Without it, a missing shard is refused.",
+)
 def merge_command(
     files: Sequence[Path],
     json_path: Path | None,
     junit_path: Path | None,
     summary_path: Path | None,
     badge_path: Path | None,
+    allow_missing: bool,
 ) -> None:
     """Merge reports of many jobs (shards, backends, releases) into one, each result keeping its environment.
 
-    Writes the reports asked for (at least one; '-' is standard output).
+    \b
+    The reports of run and tests jobs merge into every report run writes; the
+    shards of one sweep, or of one matrix, into their JSON and a Markdown
+    --summary (a sweep's findings; the matrix's table). Shards must be of the
+    same selection (options, corpus, durations file), each given once, none
+    missing. Writes the reports asked for (at least one; '-' is standard output).
     Exits 0 once written, whatever the verdicts: the jobs that ran them already failed or passed.
     """
+    from mgradcheck.cli import merging
     from mgradcheck.reports.outputs import report_outputs, write
 
-    merged = _read(files)
+    kind, datas = merging.load(files)
+    if kind != merging.REPORT:
+        others = [o for o, p in (("--junit", junit_path), ("--badge", badge_path)) if p is not None]
+        merging.merge_runs(kind, datas, files, json_path, summary_path, others, allow_missing)
+        return
+    merged = _read(files, allow_missing)
     outputs = report_outputs(json_path, junit_path, summary_path, badge_path)
     if not outputs.paths():
         raise UsageError(
@@ -81,7 +107,37 @@ def merge_command(
     )
 
 
-@report.command(name="upstream", short_help="Print entry ID as a paste-ready MLX issue (Markdown).")
+@report.command(
+    name="durations",
+    short_help="Write the seconds each item took, for --shard's --durations.",
+    epilog=describe("written", environment=False),
+)
+@handle_errors
+@REPORTS
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="The durations file ('-': standard output); an earlier one is replaced.",
+)
+def durations_command(files: Sequence[Path], output: Path) -> None:
+    """Write the seconds each entry, test or sweep case took in these reports, as a JSON object
+    of id -> seconds (the mean where several reports time one id): what 'run', 'tests',
+    'sweep' and 'matrix' take as --durations FILE to deal --shard K/N by time.
+
+    Reports of any kind may be given: run, tests, sweep, matrix, merged or not.
+    """
+    from mgradcheck.cli import merging
+
+    merging.write_durations(merging.durations(files), output, files)
+
+
+@report.command(
+    name="upstream",
+    short_help="Print entry ID as a paste-ready MLX issue (Markdown).",
+    epilog=describe("printed"),
+)
 @handle_errors
 @click.argument("entry_id", metavar="ID")
 @CORPUS_OPTION
@@ -115,15 +171,25 @@ def upstream_command(
     run first to learn which transform combination fails, and where.
     """
     from mgradcheck.atomic import write_text
+    from mgradcheck.releases.envs import needs_install
     from mgradcheck.reports.outputs import check_writable_paths
     from mgradcheck.run import stages
     from mgradcheck.run.display import choose
     from mgradcheck.sweep import upstream
 
     (entry,) = stages.select(stages.load_corpus(corpus_paths), [entry_id])
-    check_writable_paths(output)
+    check_writable_paths(output, inputs=stages.corpus_inputs(corpus_paths))
     progress = choose(quiet)
     versions = upstream.releases(entry, settings, version_range)
+    fresh = [v for v in versions if needs_install(settings.spec(v), settings.retry_failed)]
+    if fresh:  # minutes each: said before, whatever the display
+        where, them = (
+            ("a cached environment", "it") if len(fresh) == 1 else ("cached environments", "them")
+        )
+        say(
+            f"note: installing mlx {', '.join(map(str, fresh))} ({settings.target.backend}) into "
+            f"{where} first (once; later runs reuse {them})"
+        )
     progress.start(f"{entry.id} on mlx {', '.join(map(str, versions))}")
     try:
         found = upstream.issue(entry, settings, versions, progress)
@@ -135,7 +201,10 @@ def upstream_command(
     click.echo(text)
 
 
-@click.command(short_help="Draw a status badge (SVG, shields.io JSON) from reports.")
+@click.command(
+    short_help="Draw a status badge (SVG, shields.io JSON) from reports.",
+    epilog=describe("written", environment=False),
+)
 @handle_errors
 @REPORTS
 @click.option(
@@ -156,10 +225,11 @@ def badge(files: Sequence[Path], badge_path: Path, label: str | None) -> None:
     """
     from mgradcheck.reports import badge as badges
     from mgradcheck.reports.outputs import Outputs
+    from mgradcheck.run.display import printable
 
     merged = _read(files)
     svg, endpoint = badges.files(badge_path)
     outputs = Outputs(badge=svg, endpoint=endpoint)
     outputs.check(inputs=files)
     badges.write(merged, svg, endpoint, label)
-    click.echo(badges.summarise(merged, label).text, err=outputs.to_stdout)
+    click.echo(printable(badges.summarise(merged, label).text), err=outputs.to_stdout)

@@ -18,10 +18,13 @@ from mgradcheck.cli.common import (
     jobs_option,
     json_option,
     note_kernel_build,
+    open_target,
     release_options,
     report_options,
     say,
 )
+from mgradcheck.cli.sharding import shard_options
+from mgradcheck.exitcodes import describe
 
 if TYPE_CHECKING:
     from packaging.version import Version
@@ -30,19 +33,10 @@ if TYPE_CHECKING:
     from mgradcheck.releases.runs import Settings
 
 
-def _shard(ctx: click.Context, param: click.Parameter, value: str | None) -> Shard | None:
-    """Parse ``--shard K/N``, or say what is wrong."""
-    if value is None:
-        return None
-    from mgradcheck.corpus.shard import Shard
-
-    try:
-        return Shard.parse(value)
-    except ValueError as exc:
-        raise click.BadParameter(str(exc)) from None
-
-
-@click.command(short_help="Run corpus entries, each in its own process, and judge each one.")
+@click.command(
+    short_help="Run corpus entries, each in its own process, and judge each one.",
+    epilog=describe("every verdict as expected", "an unexpected verdict"),
+)
 @handle_errors
 @IDS_ARGUMENT
 @CORPUS_OPTION
@@ -61,12 +55,7 @@ def _shard(ctx: click.Context, param: click.Parameter, value: str | None) -> Sha
 @click.option("--max-memory", type=click.IntRange(1), help="Address-space limit per child, in MiB.")
 @json_option()
 @report_options
-@click.option(
-    "--shard",
-    callback=_shard,
-    metavar="K/N",
-    help="Run only shard K of N (from 1): the same split in every job, balanced by runs.",
-)
+@shard_options("entries")
 @click.option(
     "-q", "--quiet", is_flag=True, help="No progress display (the table and summary still print)."
 )
@@ -79,34 +68,36 @@ def run(
     repeat: int | None,
     python: Path | None,
     mlx_version: Version | str | None,
-    settings: Settings,
+    settings: Settings | None,
     max_memory: int | None,
     json_path: Path | None,
     junit_path: Path | None,
     summary_path: Path | None,
     badge_path: Path | None,
     shard: Shard | None,
+    durations_path: Path | None,
     quiet: bool,
 ) -> None:
     """Run corpus entries (all, or those named by IDS) and judge each against its expectation."""
+    from mgradcheck.cli.sharding import take
+    from mgradcheck.corpus.shard import units
     from mgradcheck.errors import Interrupted
     from mgradcheck.paths import last_report
-    from mgradcheck.releases.runs import open_target
     from mgradcheck.reports import github, json_report, table
     from mgradcheck.reports.incremental import SnapshotWriter
     from mgradcheck.reports.outputs import report_outputs, write
     from mgradcheck.run import stages
-    from mgradcheck.run.display import choose, report_console
+    from mgradcheck.run.display import choose
     from mgradcheck.run.runner import RunOptions
 
     entries = stages.select(stages.load_corpus(corpus_paths), ids, tags)
-    if shard is not None:
-        from mgradcheck.corpus.shard import select as shard_select
-
-        entries = shard_select(entries, shard, repeat)
+    part = take(shard, durations_path, units(entries, repeat),
+                [(e.id, e.id) for e in entries], [f"{e.id} {e.content_hash}" for e in entries])  # fmt: skip
+    if part is not None:
+        entries = [e for e in entries if e.id in part.units]
     outputs = report_outputs(json_path, junit_path, summary_path, badge_path)
     outputs.check(inputs=stages.corpus_inputs(corpus_paths))
-    meta = {"shard": str(shard)} if shard is not None else {}
+    meta = part.meta if part is not None else {}
     options = RunOptions(
         jobs=jobs,
         timeout=timeout,
@@ -135,7 +126,7 @@ def run(
             snapshots.close()
     json_report.write(report, last_report())
     write(report, outputs)
-    table.render(report, report_console(stderr=outputs.to_stdout))
+    table.show(report, stderr=outputs.to_stdout)
     if github.in_actions():
         for annotation in github.annotate(report, {e.id: e.line for e in entries}):
             click.echo(annotation, err=outputs.to_stdout)

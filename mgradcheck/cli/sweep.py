@@ -16,16 +16,19 @@ from mgradcheck.cli.common import (
     json_option,
     note_kernel_build,
     on_stdout,
+    open_target,
     release_options,
     say,
 )
+from mgradcheck.cli.sharding import shard_options
 from mgradcheck.errors import UsageError
-from mgradcheck.exitcodes import ExitCode
+from mgradcheck.exitcodes import ExitCode, describe
 from mgradcheck.wording import count
 
 if TYPE_CHECKING:
     from packaging.version import Version
 
+    from mgradcheck.corpus.shard import Shard
     from mgradcheck.releases.runs import Settings
 
 
@@ -50,7 +53,10 @@ def _checks(ctx: click.Context, param: click.Parameter, value: Sequence[str]) ->
     return tuple(c for name in names for c in (COMPILED if name == "compiled" else (name,)))
 
 
-@click.command(short_help="Gradcheck a catalogue of MLX operations for new bugs.")
+@click.command(
+    short_help="Gradcheck a catalogue of MLX operations for new bugs.",
+    epilog=describe("no finding", "findings"),
+)
 @handle_errors
 @click.option(
     "--ops",
@@ -110,6 +116,7 @@ def _checks(ctx: click.Context, param: click.Parameter, value: Sequence[str]) ->
 @click.option(
     "--no-shrink", is_flag=True, help="Emit each finding's simplest failing case as found."
 )
+@shard_options("operations (each with all its cases)")
 @click.option(
     "--list", "list_only", is_flag=True, help="List the selected catalogue cases and exit."
 )
@@ -126,7 +133,7 @@ def sweep(
     budget: float,
     python: Path | None,
     mlx_version: Version | str | None,
-    settings: Settings,
+    settings: Settings | None,
     emit_dir: Path | None,
     json_path: Path | None,
     jobs: int,
@@ -135,6 +142,8 @@ def sweep(
     transform_dtypes: str,
     skip: tuple[str, ...],
     no_shrink: bool,
+    shard: Shard | None,
+    durations_path: Path | None,
     list_only: bool,
     coverage: bool,
     quiet: bool,
@@ -146,12 +155,12 @@ def sweep(
     or a hang is a finding; findings are grouped by operation and kind,
     shrunk, and with --emit written as corpus entries and re-run to confirm.
     "Not implemented" errors are listed as unsupported, apart from findings.
-    Exit status: 0 no finding, 1 findings, 2 bad usage.
     """
-    from mgradcheck.releases.runs import open_target
-    from mgradcheck.reports.outputs import check_writable_paths
+    from mgradcheck.cli.sharding import take
+    from mgradcheck.reports.outputs import check_directory, check_writable_paths
     from mgradcheck.run.display import choose
     from mgradcheck.sweep import report as sweep_report
+    from mgradcheck.sweep import shards
     from mgradcheck.sweep.run import SweepOptions, plan
     from mgradcheck.sweep.run import sweep as run_sweep
 
@@ -165,6 +174,14 @@ def sweep(
         raise UsageError(
             f"no catalogue case matches {', '.join(patterns)}; see 'mgradcheck sweep --list'"
         )
+    part = take(
+        shard, durations_path, shards.units(tasks), shards.items(tasks), shards.identity(tasks)
+    )
+    if part is not None:
+        if coverage:
+            raise UsageError("--coverage covers the whole catalogue: run it without --shard")
+        cases = [c for c in cases if c.op in part.units]
+        tasks = [t for t in tasks if t.case.op in part.units]
     if list_only:
         for case in cases:
             click.echo(f"{case.id:<28} {case.op:<18} {case.family:<13} {case.fn}")
@@ -173,10 +190,13 @@ def sweep(
         )
         return
     check_writable_paths(json_path)
+    if emit_dir is not None:
+        check_directory(emit_dir)
     progress = choose(quiet)
     command, env = open_target(python, mlx_version, settings, progress)
     note_kernel_build(command, env, bool(options.transform_dtypes))
-    report = run_sweep(command, env, options, progress, coverage=coverage)
+    report = run_sweep(command, env, options, progress, cases=cases, coverage=coverage)
+    report.meta = part.meta if part is not None else {}
     if json_path is not None:
         sweep_report.write_json(report, json_path)
     click.echo(sweep_report.render(report), err=on_stdout(json_path))

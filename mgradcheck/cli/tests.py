@@ -6,7 +6,7 @@ import dataclasses
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -20,12 +20,14 @@ from mgradcheck.cli.common import (
     report_options,
     say,
 )
+from mgradcheck.cli.sharding import shard_options
 from mgradcheck.errors import UsageError
-from mgradcheck.exitcodes import ExitCode
+from mgradcheck.exitcodes import ExitCode, describe
 
 if TYPE_CHECKING:
     from packaging.version import Version
 
+    from mgradcheck.corpus.shard import Shard
     from mgradcheck.releases.runs import Settings
     from mgradcheck.suites.collect import SuiteTest
     from mgradcheck.suites.execute import SuiteOptions
@@ -39,14 +41,13 @@ Outcomes (no verdicts: a test has no expectation but to pass):
   crash    its interpreter died: a signal (named), or an exit JUnit <error>
   timeout  ran past --timeout; its process group was killed  JUnit <error>
   skip     a skip decorator, skipTest, pytest.skip, or an expected failure  <skipped>
-Exit status: 0 every test passed or skipped, 1 one did not, 2 bad usage,
-3 an environment that cannot be made, 130/143 interrupted.
-"""
+
+""" + describe("every test passed or skipped", "one did not")
 
 
 # The options of one mode only, by parameter name: those of --matrix, then those of a plain run.
 _MATRIX_ONLY = {"versions": "--versions", "markdown_path": "--markdown", "emit_dir": "--emit",
-                "no_cache": "--no-cache"}  # fmt: skip
+                "no_cache": "--no-cache", "force": "--force"}  # fmt: skip
 _RUN_ONLY = {"junit_path": "--junit", "summary_path": "--summary", "badge_path": "--badge",
              "python": "--python", "mlx_version": "--mlx"}  # fmt: skip
 
@@ -83,8 +84,9 @@ def _load(
 
 
 def _inputs(chosen: Sequence[SuiteTest]) -> list[Path]:
-    """The files a run reads, which no report may replace: the tests' modules."""
-    return sorted({t.file for t in chosen})
+    """What a run reads, which no report may replace: the tests' modules, and the directories
+    that hold them (the modules and files they import or open from beside them)."""
+    return sorted({t.file for t in chosen} | {t.file.parent for t in chosen})
 
 
 @click.command(epilog=EPILOG, short_help="Run a test suite's tests, each in its own process.")
@@ -107,7 +109,9 @@ def _inputs(chosen: Sequence[SuiteTest]) -> list[Path]:
               help="With --matrix: write it as Markdown here ('-': standard output, the table then to stderr).")  # fmt: skip
 @click.option("--emit", "emit_dir", type=click.Path(file_okay=False, path_type=Path),
               help="With --matrix: write a corpus entry for each test that flips, checked to reproduce.")  # fmt: skip
+@click.option("--force", is_flag=True, help="With --emit: replace entry files already in DIR (else refused before anything runs).")  # fmt: skip
 @click.option("--no-cache", is_flag=True, help="With --matrix: run again what the store holds.")
+@shard_options("tests")
 @click.option("--collect-only", is_flag=True, help="List the tests collected and exit.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress display.")
 def tests(
@@ -128,7 +132,10 @@ def tests(
     versions: str | None,
     markdown_path: Path | None,
     emit_dir: Path | None,
+    force: bool,
     no_cache: bool,
+    shard: Shard | None,
+    durations_path: Path | None,
     collect_only: bool,
     quiet: bool,
 ) -> None:
@@ -142,27 +149,39 @@ def tests(
     With --matrix, the tests run on each release (results stored by the test's
     source hash), and --emit writes the ones that flip as corpus entries.
     """
+    from mgradcheck.cli.sharding import take
+    from mgradcheck.corpus.shard import Unit
     from mgradcheck.suites.execute import SuiteOptions
 
     _check_modes(matrix, click.get_current_context().params)
+    if force and emit_dir is None:
+        raise UsageError("--force goes with --emit")
     if versions:
         from mgradcheck.releases.index import parse_range
 
         parse_range(versions)  # a bad range is bad usage, said before anything runs
     commit = isinstance(mlx_version, str)
     chosen, checkout = _load(paths, revision, settings.mlx_repo, keyword, builds=commit)
+    part = take(shard, durations_path, [Unit(t.id) for t in chosen],
+                [(t.id, t.id) for t in chosen], [f"{t.id} {t.content_hash}" for t in chosen])  # fmt: skip
+    meta = part.meta if part is not None else {}
+    if part is not None:
+        chosen = [t for t in chosen if t.id in part.units]
     if collect_only:
+        from mgradcheck.suites.source import shown
+        from mgradcheck.wording import count
+
         for test in chosen:
-            click.echo(test.id)
-        click.echo(f"{len(chosen)} tests collected", err=True)
+            click.echo(shown(test.id))  # a directory's name is the test's: never sent raw
+        click.echo(f"{count(len(chosen), 'test')} collected", err=True)
         return
     options = SuiteOptions(jobs=jobs, per_child=per_child, timeout=timeout)
     if matrix:
         settings = dataclasses.replace(settings, use_cached=not no_cache)
-        _matrix(chosen, checkout, settings, options, versions, json_path, markdown_path, emit_dir, quiet)  # fmt: skip
+        _matrix(chosen, checkout, settings, options, versions, json_path, markdown_path, emit_dir, force, quiet, meta)  # fmt: skip
     else:
         _run(chosen, python, mlx_version, settings, options, quiet,
-             json_path, junit_path, summary_path, badge_path)  # fmt: skip
+             json_path, junit_path, summary_path, badge_path, meta)  # fmt: skip
 
 
 def _run(
@@ -176,6 +195,7 @@ def _run(
     junit_path: Path | None,
     summary_path: Path | None,
     badge_path: Path | None,
+    meta: dict[str, Any],
 ) -> None:
     from mgradcheck.releases.runs import open_target
     from mgradcheck.reports import table
@@ -194,7 +214,7 @@ def _run(
     if files.paths():
         snapshots = SnapshotWriter(files, lambda message: say(f"warning: {message}"))
     try:
-        report, interrupted = report_of(chosen, command, env, options, progress, None, snapshots)
+        report, interrupted = report_of(chosen, command, env, options, progress, meta, snapshots)
     finally:
         if snapshots is not None:
             snapshots.close()
@@ -216,34 +236,43 @@ def _matrix(
     json_path: Path | None,
     markdown_path: Path | None,
     emit_dir: Path | None,
+    force: bool,
     quiet: bool,
+    meta: dict[str, Any],
 ) -> None:
     from mgradcheck.atomic import write_text
-    from mgradcheck.releases.matrix import render_markdown, render_table
+    from mgradcheck.releases.matrix import render_table
     from mgradcheck.reports.outputs import check_writable_paths
     from mgradcheck.run.display import choose, report_console
-    from mgradcheck.suites.matrix import SUBJECT, suite_matrix, summary_lines
+    from mgradcheck.suites.matrix import markdown, suite_matrix, summary_lines
+    from mgradcheck.suites.source import shown
 
     to_stdout = on_stdout(json_path, markdown_path)
     check_writable_paths(json_path, markdown_path, inputs=_inputs(chosen))
+    if emit_dir is not None and not force:
+        from mgradcheck.suites.harvest import check_targets
+
+        check_targets(chosen, emit_dir)  # a hand-edited draft is not replaced, said before any run
     result = suite_matrix(chosen, settings, versions, options, choose(quiet))
     if json_path is not None:
         from mgradcheck.reports.json_report import dumps
 
-        write_text(json_path, dumps(result.to_json(), indent=1))
+        write_text(
+            json_path, dumps({**result.to_json(), "meta": {"kind": "tests", **meta}}, indent=1)
+        )
     console = report_console(width=200, stderr=to_stdout)
     render_table(result, console, by_item=True)
-    for line in summary_lines(result):
-        console.print(line, highlight=False, soft_wrap=True)
+    for line in summary_lines(result):  # test ids hold directory names: shown, never obeyed
+        console.print(shown(line), highlight=False, soft_wrap=True, markup=False)
     if markdown_path is not None:
-        markdown = render_markdown(result, by_item=True, subject=SUBJECT)
-        markdown += "\n" + "\n".join(summary_lines(result, markdown=True)) + "\n"
-        write_text(markdown_path, markdown)
+        write_text(markdown_path, markdown(result))
     if result.interrupted:
         say("interrupted; the table holds what finished")
         sys.exit(ExitCode.for_signal(result.signum))
     if emit_dir is not None:
         from mgradcheck.suites.harvest import harvest
 
-        for line in harvest(result, chosen, checkout, settings, emit_dir, choose(quiet)):
-            click.echo(line, err=to_stdout)
+        def tell(line: str) -> None:
+            click.echo(shown(line), err=to_stdout)
+
+        harvest(result, chosen, checkout, settings, emit_dir, choose(quiet), force, tell)

@@ -37,7 +37,7 @@ class Checker:
             return {}
         for name in value:
             if name not in allowed:
-                hint = _closest(name, allowed)
+                hint = closest(name, allowed)
                 self.error(
                     (*key, name), "unknown key" + (f" (did you mean {hint!r}?)" if hint else "")
                 )
@@ -112,7 +112,8 @@ def _kind(value: Any) -> str:
     return names.get(type(value), f"a {type(value).__name__}")
 
 
-def _closest(name: str, allowed: Iterable[str]) -> str | None:
+def closest(name: str, allowed: Iterable[str]) -> str | None:
+    """The allowed name ``name`` most likely misspells, if one is close enough."""
     import difflib
 
     match = difflib.get_close_matches(name, list(allowed), n=1, cutoff=0.7)

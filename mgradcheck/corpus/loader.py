@@ -13,8 +13,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-
 from mgradcheck.corpus import yamlsource
 from mgradcheck.corpus.entry import BACKENDS, Bug, Entry, Evidence, FoundBy, Requirements, Upstream
 from mgradcheck.corpus.fields import Checker, Key
@@ -24,7 +22,9 @@ from mgradcheck.corpus.yamlsource import Document, SourceError
 from mgradcheck.errors import CorpusError
 from mgradcheck.outcomes import Outcome
 
-ID_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+# Matched whole (fullmatch): with match, "$" would let an id end in a newline.
+ID_RE = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+LINK_RE = re.compile(r"https://\S+")
 TOP_KEYS = {
     "id", "title", "summary", "upstream", "origin", "tags", "bug", "requires",
     "timeout", "repeat", "code", "gradcheck", "evidence", "notes", "found_by",
@@ -77,7 +77,7 @@ def _found_by(c: Checker) -> FoundBy | None:
 
 
 def _check_url(c: Checker, key: Key, value: str) -> None:
-    if not re.match(r"^https://\S+$", value):
+    if not LINK_RE.fullmatch(value):
         c.error(key, f"{value!r} is not an https:// link")
 
 
@@ -128,6 +128,8 @@ def _requires(c: Checker) -> Requirements:
         backends = c.strings(("requires", "backends"), data["backends"], BACKENDS)
     spec = None
     if "mlx" in data and c.typed(("requires", "mlx"), data["mlx"], str, "a version specifier"):
+        from packaging.specifiers import InvalidSpecifier, SpecifierSet  # costly: only when used
+
         try:
             spec = SpecifierSet(data["mlx"])
         except InvalidSpecifier:
@@ -181,11 +183,12 @@ def check_document(
     """Validate one parsed file; append its problems (and, if asked, warnings); return the entry if it had no problem."""
     c = Checker(doc, problems)
     before = len(problems)
+    problems.extend(doc.problems)
     data = c.mapping((), TOP_KEYS, required=REQUIRED)
     if not data and not isinstance(doc.data, dict):
         return None
     entry_id = c.text(("id",), data.get("id", "x")) or ""
-    if entry_id and not ID_RE.match(entry_id):
+    if entry_id and not ID_RE.fullmatch(entry_id):
         c.error(
             ("id",), f"{entry_id!r} is not kebab-case (lowercase letters, digits, single dashes)"
         )
@@ -220,6 +223,7 @@ def check_document(
     evidence = _evidence(c)
     notes = c.text(("notes",), data.get("notes"), optional=True) or ""
     if len(problems) > before:
+        problems[before:] = sorted(problems[before:], key=lambda p: p.line)  # as the file reads
         return None
     code_line = doc.line(("code",)) + (1 if ("code",) in doc.block_scalars else 0)
     return Entry(
@@ -260,7 +264,7 @@ def load(
     files = corpus_files(paths)
     if not files:
         raise CorpusError(
-            [SourceError(", ".join(map(str, paths)), 0, "", "no corpus files (*.yaml) found")]
+            [SourceError(", ".join(map(display, paths)), 0, "", "no corpus files (*.yaml) found")]
         )
     seen: dict[str, Entry] = {}
     for file in files:

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from mgradcheck.corpus.loader import ID_RE
+from mgradcheck.corpus.loader import ID_RE, LINK_RE
 from mgradcheck.errors import UsageError
 
 # Words in the code that name the transform a reproducer exercises, as corpus tags.
@@ -110,7 +110,7 @@ def id_from(path: Path) -> str:
 
 
 def check_id(entry_id: str) -> str:
-    if not ID_RE.match(entry_id):
+    if not ID_RE.fullmatch(entry_id):
         raise UsageError(
             f"--id: {entry_id!r} is not kebab-case (lowercase letters, digits, single dashes); "
             "give another --id"
@@ -119,6 +119,6 @@ def check_id(entry_id: str) -> str:
 
 
 def check_issue(url: str | None) -> str | None:
-    if url is not None and not re.match(r"^https://\S+$", url):
+    if url is not None and not LINK_RE.fullmatch(url):
         raise UsageError(f"--issue: {url!r} is not an https:// link")
     return url

@@ -51,6 +51,9 @@ class Document:
     data: Any
     lines: dict[Key, int]
     block_scalars: frozenset[Key]
+    # What was read past (an unquoted date, a repeated key): the file is invalid, but
+    # its other problems are checked and said in the same run, not one run each.
+    problems: tuple[SourceError, ...] = ()
 
     def line(self, key: Key) -> int:
         """The line of ``key``, or of its nearest ancestor that has one."""
@@ -157,7 +160,9 @@ def parse(text: str, name: str) -> Document:
     assert loader is not None
     builder = _Builder(name, loader)
     data = builder.build(node, ())
-    return Document(name, data, builder.lines, frozenset(builder.block_scalars))
+    return Document(
+        name, data, builder.lines, frozenset(builder.block_scalars), tuple(builder.problems)
+    )
 
 
 class _Builder:
@@ -166,6 +171,7 @@ class _Builder:
         self.loader = loader
         self.lines: dict[Key, int] = {}
         self.block_scalars: set[Key] = set()
+        self.problems: list[SourceError] = []
         self.count = 0
 
     def fail(self, node: yaml.Node, key: Key, message: str) -> SourceError:
@@ -192,7 +198,8 @@ class _Builder:
                     raise self.fail(key_node, key, "keys must be plain strings")
                 name = key_node.value
                 if name in result:
-                    raise self.fail(key_node, (*key, name), "duplicate key")
+                    self.problems.append(self.fail(key_node, (*key, name), "duplicate key"))
+                    continue  # the first one is checked
                 result[name] = self.build(value_node, (*key, name))
             return result
         if isinstance(node, yaml.SequenceNode):
@@ -200,7 +207,10 @@ class _Builder:
                 raise self.fail(node, key, f"unsupported tag {node.tag}")
             return [self.build(item, (*key, i)) for i, item in enumerate(node.value)]
         if node.tag == "tag:yaml.org,2002:timestamp":
-            raise self.fail(node, key, f"write dates as quoted strings ('{node.value}')")
+            self.problems.append(
+                self.fail(node, key, f"write dates as quoted strings ('{node.value}')")
+            )
+            return str(node.value)  # checked on as the string it should have been
         if node.tag not in SCALAR_TAGS:
             raise self.fail(node, key, f"unsupported tag {node.tag}")
         if isinstance(node, yaml.ScalarNode) and node.style in ("|", ">"):

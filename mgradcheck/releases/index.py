@@ -15,7 +15,6 @@ import os
 import platform
 import re
 import sys
-import urllib.parse
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +26,7 @@ from packaging.version import InvalidVersion, Version
 
 from mgradcheck.errors import ReleaseError
 from mgradcheck.releases.pages import WheelFile, fetch_project, redact, wheels_in
+from mgradcheck.releases.urls import check_index_url as check_index_url  # read from here too
 
 DEFAULT_INDEX = "https://pypi.org/simple"
 # Checked in this order; an explicit --index-url beats them all.
@@ -43,8 +43,6 @@ COMPANIONS = {
 _UNSAFE_VERSION = re.compile(r"[\s/\\]")
 # Real versions are short; a long one would only make environment names too long for the file system.
 MAX_VERSION = 64
-# Whitespace or a control character would let one argument read as several, or as an option.
-_UNSAFE_URL = re.compile(r"[\s\x00-\x1f\x7f]")
 
 
 def parse_version(text: str) -> Version:
@@ -71,24 +69,6 @@ def parse_range(text: str) -> SpecifierSet:
         raise ReleaseError(
             f"{text!r} is not a version range (expected e.g. '>=0.29,<0.32')"
         ) from None
-
-
-def check_index_url(url: str) -> str:
-    """One http(s) URL with a host, or a file URL with a path: nothing an installer could read as more."""
-    if _UNSAFE_URL.search(url):
-        raise ReleaseError(f"index URL {url!r} holds whitespace or control characters")
-    try:
-        parts = urllib.parse.urlsplit(url)
-        parts.port  # noqa: B018 - raises ValueError on a port that is not a number
-    except ValueError as exc:
-        raise ReleaseError(f"index URL {url!r} is not a valid URL ({exc})") from None
-    if parts.scheme not in ("http", "https", "file") or url.startswith("-"):
-        raise ReleaseError(f"index URL {url!r} must start with http://, https:// or file://")
-    if parts.scheme != "file" and not parts.hostname:
-        raise ReleaseError(f"index URL {url!r} names no host")
-    if parts.scheme == "file" and not parts.path.strip("/"):
-        raise ReleaseError(f"index URL {url!r} names no directory")
-    return url.rstrip("/")
 
 
 @dataclass(frozen=True)

@@ -26,12 +26,13 @@ from mgradcheck.corpus.dump import dump
 from mgradcheck.corpus.entry import Bug, Entry
 from mgradcheck.corpus.scaffold import Script, entry_code
 from mgradcheck.corpus.yamlsource import SourceError
-from mgradcheck.errors import CorpusError, HarnessError, UsageError
+from mgradcheck.errors import CorpusError, HarnessError, UsageError, WriteError
 from mgradcheck.outcomes import Outcome
 from mgradcheck.releases.matrix import Flip, Matrix, chosen_releases, run_shown
 from mgradcheck.releases.regress import Judged, RegressOn, State, judge
 from mgradcheck.releases.runs import Settings
 from mgradcheck.releases.signature import boundaries, signature
+from mgradcheck.reports.outputs import check_directory, refuse_input
 from mgradcheck.run.display import Progress
 from mgradcheck.run.observation import Observation
 
@@ -48,6 +49,7 @@ class Request:
     issue: str | None = None
     expect: str | None = None
     force: bool = False
+    requires_mlx: str | None = None  # only when asked for: the releases tried are not a requirement
 
     @property
     def path(self) -> Path:
@@ -70,11 +72,21 @@ class NewEntry:
 
 def check_target(request: Request) -> None:
     """Refuse before anything runs: an entry file or id that exists (unless --force overwrites that file)."""
+    package = Path(__file__).resolve().parent.parent
+    if request.corpus.resolve().is_relative_to(package):  # an upgrade would take the entry away
+        raise UsageError(
+            f"{request.corpus} is inside the installed mgradcheck package; "
+            "give --corpus DIR, a corpus directory of your own"
+        )
     if request.path.exists() and not request.force:
         raise UsageError(f"{request.path} exists; give --force to overwrite it, or another --id")
+    if request.corpus.exists() and not request.corpus.is_dir():
+        raise UsageError(f"--corpus: {request.corpus} is not a directory")
+    refuse_input(request.path, [request.script.path])  # --force or not
+    check_directory(request.corpus)  # found out now, not after every release has run
+    if request.path.is_dir():
+        raise WriteError(f"cannot write {request.path}: it is a directory")
     if not request.corpus.is_dir():
-        if request.corpus.exists():
-            raise UsageError(f"--corpus: {request.corpus} is not a directory")
         return
     if not loader.corpus_files([request.corpus]):
         return
@@ -114,9 +126,9 @@ def draft_data(request: Request, versions: Sequence[Version], backend: str) -> d
         **upstream,
         "tags": script.tags,
         "bug": {"outcome": [o.label for o in (Outcome.FAIL, Outcome.ERROR, Outcome.CRASH)]},
-        # What the child sees (and so the content hash the results are stored under) stays
-        # the same in the entry written when its oldest release judged is the oldest run.
-        "requires": {"mlx": f">={versions[0]}"},
+        # The same in the entry written as here: what the child sees, and so the content
+        # hash the results are stored under, does not change between the two.
+        **({"requires": {"mlx": request.requires_mlx}} if request.requires_mlx else {}),
         "timeout": TIMEOUT,
         "code": entry_code(script, request.expect),
     }
@@ -176,13 +188,17 @@ def make(
     data["bug"] = _bug_data(bug, backend, introduced, fixed)
     if request.issue is None:
         data["found_by"] = _found_by(bad[-1], backend)
-    data["requires"] = {"mlx": f">={known[0]}"}
     shown = sorted({known[0], known[-1], *(v for f in flips for v in (f.before, f.after))})
     data["evidence"] = [_evidence(judged.cell(draft.id, v), runs[v], entry, backend) for v in shown]
     gaps = {f: _between(listing.versions, f) for f in flips}
     data["notes"] = _notes(judged, entry, flips, gaps, settings) + "\n"
     text, entry = _document({k: data[k] for k in _ORDER if k in data}, request.path)
     todo = _todo(request, entry, gaps, ambiguous, backend)
+    if request.requires_mlx is None and known[0] > versions[0]:
+        todo += (
+            f"requires.mlx: none; releases before {known[0]} could not be judged: if they lack "
+            f"an API the script uses, run again with --requires-mlx '>={known[0]}'",
+        )
     cells = tuple(judged.cell(draft.id, v) for v in versions)
     return NewEntry(
         request.path, text, entry, cells, flips, todo, matrix.interrupted, matrix.signum
@@ -338,5 +354,8 @@ def write(result: NewEntry, force: bool) -> None:
     """Write the entry atomically; an entry that appeared meanwhile is kept unless ``force``."""
     if result.path.exists() and not force:
         raise UsageError(f"{result.path} exists; give --force to overwrite it")
-    result.path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        result.path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise WriteError(f"cannot make {result.path.parent}: {exc.strerror or exc}") from None
     write_text(result.path, result.text)

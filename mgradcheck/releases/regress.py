@@ -144,6 +144,7 @@ class Judged:
     outcome: str  # "fail", "pass 3/3", "unavailable", "skip", "not run"
     reason: str
     cached: bool = False
+    seconds: float | None = None  # what its runs took (stored ones too); None: none ran
 
     def to_json(self) -> dict[str, Any]:
         """The judgement; the release is the key it is filed under (a matrix cell) or added (a probe)."""
@@ -152,6 +153,7 @@ class Judged:
             "outcome": self.outcome,
             "reason": self.reason,
             "cached": self.cached,
+            "seconds": None if self.seconds is None else round(self.seconds, 3),
         }
 
 
@@ -159,10 +161,13 @@ def judge_run(
     entry: Runnable, run: ReleaseRun, regress_on: RegressOn, pattern: str | None = None
 ) -> Judged:
     """A release run, judged; a release that could not run at all is unknown."""
+    seconds = sum(r.duration for r in run.runs) if run.runs else None
     if run.problem is not None:
-        return Judged(run.version, State.UNKNOWN, run.outcome_text, run.problem, run.cached)
+        return Judged(
+            run.version, State.UNKNOWN, run.outcome_text, run.problem, run.cached, seconds
+        )
     state, reason = judge(entry, run.runs, regress_on, pattern)
-    return Judged(run.version, state, run.outcome_text, reason, run.cached)
+    return Judged(run.version, state, run.outcome_text, reason, run.cached, seconds)
 
 
 @dataclass(frozen=True)

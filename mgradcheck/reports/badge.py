@@ -21,7 +21,7 @@ from packaging.version import InvalidVersion, Version
 from mgradcheck.atomic import STDOUT, write_text
 from mgradcheck.outcomes import Outcome, counts_as_run, is_success
 from mgradcheck.reports import json_report
-from mgradcheck.reports.text import one_line
+from mgradcheck.reports.text import one_line, xml_document
 from mgradcheck.run.results import Report
 
 # Tones from least to most severe, and the colour each is drawn in (hex, no '#',
@@ -153,7 +153,7 @@ def render_svg(badge: Badge) -> str:
         shadow = {"x": f"{x:g}", "y": "15", "fill": "#010101", "fill-opacity": ".3"}
         ET.SubElement(texts, "text", shadow).text = text
         ET.SubElement(texts, "text", {"x": f"{x:g}", "y": "14"}).text = text
-    return ET.tostring(svg, encoding="unicode") + "\n"
+    return xml_document(ET.tostring(svg, encoding="unicode")) + "\n"
 
 
 def endpoint(badge: Badge) -> dict[str, Any]:

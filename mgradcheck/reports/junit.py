@@ -18,7 +18,7 @@ from collections import Counter
 from pathlib import Path
 
 from mgradcheck.atomic import write_text
-from mgradcheck.reports.text import clean, details, one_line, tail, telling_run
+from mgradcheck.reports.text import clean, details, one_line, tail, telling_run, xml_document
 from mgradcheck.run.observation import Environment
 from mgradcheck.run.results import EntryResult, Report
 
@@ -112,7 +112,8 @@ def render(report: Report) -> str:
         total += kinds
     _count(root, total, len(report.results), sum(r.duration for r in report.results))
     ET.indent(root)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+    document = ET.tostring(root, encoding="unicode")
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + xml_document(document) + "\n"
 
 
 def write(report: Report, path: Path) -> None:

@@ -30,12 +30,31 @@ _ENTITIES = (("&", "&amp;"), ("<", "&lt;"), (">", "&gt;"))
 _MARKDOWN = re.compile(r"([\\`*_\[\]~!|])")
 
 
-def _cell(text: str, width: int = REASON_CHARS) -> str:
-    """One table cell of text a child or a corpus controls: shown as written, never as markup."""
-    line = one_line(text, width)
+# What starts a block at the start of a line: a heading, a list, a setext underline (a quote's
+# ">" is an entity by then, a "*" escaped).
+_BLOCK = re.compile(r"^(?:\d+[.)]|[#+=-])")
+# An @mention notifies whoever it names (a user, a team): a zero-width joiner after the @
+# shows the same text and names nobody. An e-mail address (a letter before the @) names nobody.
+_MENTION = re.compile(r"(?<![A-Za-z0-9])@(?=[A-Za-z0-9])")
+
+
+def _literal(line: str) -> str:
     for char, escaped in _ENTITIES:
         line = line.replace(char, escaped)
-    return _MARKDOWN.sub(r"\\\1", line)
+    return _MENTION.sub("@\u200d", _MARKDOWN.sub(r"\\\1", line))
+
+
+def cell(text: str, width: int = REASON_CHARS) -> str:
+    """One line (a table cell) of text a child or a corpus controls: shown as written, never as markup."""
+    return _literal(one_line(text, width))
+
+
+def prose(text: str) -> str:
+    """Paragraphs of text a child or a corpus controls, shown as written: no markup, no mention."""
+    lines = (_literal(" ".join(line.split())) for line in text.strip().splitlines())
+    return "\n".join(
+        _BLOCK.sub(lambda m: m.group()[:-1] + "\\" + m.group()[-1], line) for line in lines
+    )
 
 
 def _code(text: str) -> str:
@@ -44,17 +63,17 @@ def _code(text: str) -> str:
 
 
 def _row(r: EntryResult, columns: tuple[str, ...]) -> str:
-    outcome = _cell(r.outcome_text + (" (flaky)" if r.flaky else ""))
+    outcome = cell(r.outcome_text + (" (flaky)" if r.flaky else ""))
     if r.judgement is None and r.standing.is_failure:
         outcome = f"**{outcome}**"
     values = {
         "entry": _code(r.id),
         "test": _code(r.id),
-        "environment": _cell(r.environment.label),
+        "environment": cell(r.environment.label),
         "outcome": outcome,
         "verdict": f"**{r.standing.label}**" if r.standing.is_failure else r.standing.label,
         "time": f"{r.duration:.1f}s",
-        "reason": _cell(r.reason),
+        "reason": cell(r.reason),
     }
     return "| " + " | ".join(values[c] for c in columns) + " |"
 
@@ -91,7 +110,7 @@ def render(report: Report, limit: int = GITHUB_LIMIT) -> str:
             if tally[o]
         ]
     envs = ", ".join(
-        f"{_code(e.label)} ({_cell(e.hardware or e.device or '?')}, {_cell(e.platform)})"
+        f"{_code(e.label)} ({cell(e.hardware or e.device or '?')}, {cell(e.platform)})"
         for e in report.environments
     )
     lines += ["", f"Environments: {envs or 'none'}", ""]

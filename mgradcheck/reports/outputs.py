@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import re
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -53,34 +56,79 @@ class Outputs:
         """Fail now, before anything runs, on a report that cannot be written or would replace an input.
 
         ``inputs`` are what the command reads (corpus files and directories,
-        report files): no report may be one of them, or a YAML file inside an
-        input directory, which the next run would read as a corpus file.
+        report files, test modules and their directories): no report may be one
+        of them, or a YAML or Python file inside an input directory, which the
+        next run would read. Nor may it replace an existing file that is not a
+        report of ours (a module, a config: someone's work); standard output
+        must be open for writing.
         """
+        from mgradcheck.reports.markdown import step_summary
+
         seen: set[Path] = set()
         if self.paths().count(STDOUT) > 1:
             raise UsageError("only one report can go to standard output ('-')")
         for path in self.paths():
             if path == STDOUT:
+                check_writable(path)  # closed, or open for reading only
                 continue
             if path.resolve() in seen:
                 raise UsageError(f"{path} is named for two different reports")
             seen.add(path.resolve())
-            _refuse_input(path, inputs)
+            refuse_input(path, inputs)
             check_writable(path)
+            if path != step_summary():  # GitHub's, appended to: other steps wrote it
+                refuse_foreign(path)
 
 
-def _refuse_input(path: Path, inputs: Sequence[Path]) -> None:
+# What a file that a directory input holds is read as (corpus files; test modules and the
+# modules they import): no report may be one, new or not.
+READ_SUFFIXES = {**dict.fromkeys(CORPUS_SUFFIXES, "a corpus file"), ".py": "a Python module"}
+
+
+def refuse_input(path: Path, inputs: Sequence[Path]) -> None:
+    """Refuse ``path`` if it is one of ``inputs`` or a file that an input directory would read."""
     target = path.resolve()
     for given in inputs:
         source = given.resolve()
         if source.is_dir():
             inside = source == target or source in target.parents
-            if inside and target.suffix in CORPUS_SUFFIXES:
+            if inside and target.suffix in READ_SUFFIXES:
                 raise UsageError(
-                    f"cannot write {path}: it would be a corpus file in {given}, which this command reads"
+                    f"cannot write {path}: it would be {READ_SUFFIXES[target.suffix]} in "
+                    f"{given}, which this command reads"
                 )
         elif target == source or (target.exists() and _same_file(target, source)):
             raise UsageError(f"cannot write {path}: it is {given}, which this command reads")
+
+
+# How each of our writers begins its file: the JSON reports (run, tests, merge, bisect, matrix,
+# sweep) and the shields.io endpoint, JUnit (another tool's too), the badge, the Markdown
+# summary, a matrix's Markdown, report upstream's issue. A file that begins otherwise is
+# someone's work (a module, a config, notes), never replaced by a report.
+_OURS = re.compile(
+    r'\s*(?:\{\s*"(?:schema"\s*:\s*"mgradcheck-|schemaVersion"\s*:)'
+    r"|<\?xml[^>]*>\s*<testsuites?[\s>]"
+    r'|<svg xmlns="http://www\.w3\.org/2000/svg" width="\d+" height="20" role="img"'
+    r"|## mgradcheck: |### MLX releases against "
+    r"|## .*\n(?:.*\n)*?### Reproducer\n)"
+)
+_SNIFF_BYTES = 64 * 1024
+
+
+def refuse_foreign(path: Path) -> None:
+    """Refuse to replace an existing file that is not a report of ours (an earlier one is rewritten)."""
+    if not path.is_file():
+        return
+    try:
+        with path.open("rb") as f:
+            head = f.read(_SNIFF_BYTES).decode("utf-8", errors="replace")
+    except OSError as exc:
+        raise WriteError(f"cannot write {path}: cannot read it: {exc.strerror or exc}") from None
+    if head.strip() and not _OURS.match(head):
+        raise UsageError(
+            f"cannot write {path}: it exists and is not an mgradcheck report; "
+            "move it away or choose another path"
+        )
 
 
 def _same_file(a: Path, b: Path) -> bool:
@@ -88,6 +136,22 @@ def _same_file(a: Path, b: Path) -> bool:
         return a.samefile(b)  # a hard link to the input is the input
     except OSError:
         return False
+
+
+def check_directory(directory: Path) -> None:
+    """Fail now, before a long command, if files cannot be written in ``directory`` (made with
+    its parents when missing): an entry ``new`` writes, the entries ``sweep --emit`` writes."""
+    absolute = directory.absolute()
+    existing = next(p for p in (absolute, *absolute.parents) if p.exists())
+    if not existing.is_dir():
+        raise WriteError(f"cannot write in {directory}: {existing} is not a directory")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".mgradcheck.", suffix=".probe", dir=existing)
+    except OSError as exc:
+        what = "write in" if existing == absolute else "make"
+        raise WriteError(f"cannot {what} {directory}: {exc.strerror or exc}") from None
+    os.close(fd)
+    os.unlink(probe)
 
 
 def check_writable_paths(*paths: Path | None, inputs: Sequence[Path] = ()) -> None:
@@ -109,7 +173,6 @@ def report_outputs(
     shields.io endpoint beside it: ``badge.svg`` -> ``badge.shields.json``.
     Any of them may be ``-``, standard output (the badge then without its endpoint).
     """
-    from mgradcheck.reports import badge as badges
     from mgradcheck.reports.markdown import step_summary
 
     prefix = ""
@@ -120,7 +183,11 @@ def report_outputs(
             prefix = ""
         except OSError as exc:
             raise UsageError(f"cannot read {summary}: {exc.strerror or exc}") from None
-    svg, endpoint = badges.files(badge) if badge is not None else (None, None)
+    svg, endpoint = None, None
+    if badge is not None:
+        from mgradcheck.reports import badge as badges  # XML: only for a badge
+
+        svg, endpoint = badges.files(badge)
     return Outputs(
         json=json,
         junit=junit,
@@ -132,17 +199,32 @@ def report_outputs(
 
 
 def write(report: Report, outputs: Outputs) -> None:
-    """Write the report to every file asked for, each atomically."""
-    from mgradcheck.reports import badge, json_report, junit, markdown
-
+    """Write the report to every file asked for, each atomically (each writer imported only then)."""
     if outputs.json is not None:
+        from mgradcheck.reports import json_report
+
         json_report.write(report, outputs.json)
     if outputs.junit is not None:
+        from mgradcheck.reports import junit
+
         junit.write(report, outputs.junit)
     if outputs.summary is not None:
+        from mgradcheck.reports import markdown
+
         markdown.write(report, outputs.summary, outputs.summary_prefix)
     if outputs.badge is not None or outputs.endpoint is not None:
+        from mgradcheck.reports import badge
+
         badge.write(report, outputs.badge, outputs.endpoint)
 
 
-__all__ = ["Outputs", "WriteError", "check_writable_paths", "report_outputs", "write"]
+__all__ = [
+    "Outputs",
+    "WriteError",
+    "check_directory",
+    "check_writable_paths",
+    "refuse_foreign",
+    "refuse_input",
+    "report_outputs",
+    "write",
+]

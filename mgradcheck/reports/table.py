@@ -7,9 +7,18 @@ whole reason). The reason takes what width is left and ends in an ellipsis.
 
 from __future__ import annotations
 
+import re
+import sys
 from typing import TYPE_CHECKING
 
-from mgradcheck.run.display import cut, markup_safe, printable
+from mgradcheck.run.display import (
+    PIPE_WIDTH,
+    cut,
+    markup_safe,
+    plain_stream,
+    printable,
+    report_console,
+)
 from mgradcheck.run.results import Report
 
 if TYPE_CHECKING:
@@ -17,17 +26,29 @@ if TYPE_CHECKING:
 
 
 OUTCOME_MAX = 14  # longer outcomes ("crash 3/10, pass 7/10") wrap within their column
+# What Rich would not print as it stands: a character outside printable ASCII but the
+# ellipsis of a cut reason, markup ('[', and the backslash that escapes it); and what Rich
+# reads as an emoji code (a name between colons, found as Rich finds them: '::' names none).
+_UNLIKE_PLAIN = re.compile(r"[^\x20-\x5a\x5d-\x7e\N{HORIZONTAL ELLIPSIS}]")
+_EMOJI = re.compile(r":(\S*?)(?:-(?:emoji|text))?:")
+
+
+def _rich_only(text: str) -> bool:
+    """Whether Rich would show ``text`` otherwise than as it stands (or lay it out otherwise)."""
+    if _UNLIKE_PLAIN.search(text) or text != text.strip():
+        return True
+    return any(match.group(1) for match in _EMOJI.finditer(text))
 
 
 def _first_line(text: str) -> str:
     return text.strip().splitlines()[0] if text.strip() else ""
 
 
-def render(report: Report, console: Console) -> None:
-    """One row per result; a test's outcome, coloured, stands where an entry's verdict would."""
-    from rich import box
-    from rich.table import Table
+Row = tuple[str, ...]
 
+
+def _columns(report: Report) -> tuple[Row, list[Row], list[int]]:
+    """The header and cells but the reason's, and their columns' widths (the outcome's capped)."""
     judged = report.judged
     header = ("id", "outcome", "verdict", "time") if judged else ("id", "outcome", "time")
     cells = [
@@ -38,9 +59,72 @@ def render(report: Report, console: Console) -> None:
     ]
     widths = [max(len(text) for text in column) for column in zip(header, *cells, strict=False)]
     widths[1] = min(widths[1], OUTCOME_MAX)
+    return header, cells, widths
+
+
+def _reason_width(widths: list[int], width: int) -> int:
     # Between two columns: a space of padding and a blank rule. The reason gets what is left,
     # however little: a line that passed the width would make Rich cut or fold the ids.
-    reason_width = max(console.width - sum(widths) - 2 * len(widths), 1)
+    return max(width - sum(widths) - 2 * len(widths), 1)
+
+
+def _environments(report: Report) -> str:
+    return ", ".join(
+        e.label + (f" on {e.hardware}" if e.hardware else "") for e in report.environments
+    )
+
+
+def show(report: Report, stderr: bool = False) -> None:
+    """Print the table on standard output (``stderr``: on standard error).
+
+    In a pipe or a file Rich draws it without colour, as :func:`plain` writes it: then Rich
+    is not imported (25 ms of CPU, at every start); on a terminal, or when the table holds
+    what only Rich lays out right (wide characters, markup, a cell to fold), Rich draws it.
+    """
+    stream = sys.stderr if stderr else sys.stdout
+    text = plain(report, PIPE_WIDTH) if plain_stream(stream) else None
+    if text is None:
+        render(report, report_console(stderr=stderr))
+        return
+    stream.write(text)
+    stream.flush()
+
+
+def plain(report: Report, width: int) -> str | None:
+    """The table as Rich draws it without colour at ``width`` columns, or None when only Rich
+    can say (a cell that would fold, wide or control characters, markup, too little width)."""
+    header, cells, widths = _columns(report)
+    reason_width = _reason_width(widths, width)
+    reasons = [cut(_first_line(printable(r.reason)), reason_width) for r in report.results]
+    rows = [(*header, "reason"), *((*r, reason) for r, reason in zip(cells, reasons, strict=True))]
+    summary = f"{report.summary_line()}  ({printable(_environments(report))})"
+    texts = [summary, *(text for row in rows for text in row)]
+    if any(map(_rich_only, texts)):
+        return None
+    widths = [*widths, max(len(row[-1]) for row in rows)]
+    total = sum(widths) + 2 * (len(widths) - 1)
+    if total > width or len(summary) > width or any(len(row[1]) > widths[1] for row in rows):
+        return None
+    time = len(widths) - 2  # the one column set flush right
+    lines = [
+        "  ".join(
+            text.rjust(w) if column == time else text.ljust(w)
+            for column, (text, w) in enumerate(zip(row, widths, strict=True))
+        )
+        for row in rows
+    ]
+    lines.insert(1, "\N{BOX DRAWINGS LIGHT HORIZONTAL}" * total)
+    return "\n".join([*lines, summary, ""])
+
+
+def render(report: Report, console: Console) -> None:
+    """One row per result; a test's outcome, coloured, stands where an entry's verdict would."""
+    from rich import box
+    from rich.table import Table
+
+    judged = report.judged
+    _, cells, widths = _columns(report)
+    reason_width = _reason_width(widths, console.width)
     table = Table(box=box.SIMPLE_HEAD, padding=(0, 1, 0, 0), pad_edge=False, show_edge=False)
     table.add_column("id", style="bold", no_wrap=True, min_width=widths[0])
     table.add_column("outcome", width=widths[1])
@@ -59,9 +143,5 @@ def render(report: Report, console: Console) -> None:
             markup_safe(cut(_first_line(printable(r.reason)), reason_width)),
         )  # fmt: skip
     console.print(table)
-    envs = markup_safe(
-        ", ".join(
-            e.label + (f" on {e.hardware}" if e.hardware else "") for e in report.environments
-        )
-    )
+    envs = markup_safe(_environments(report))
     console.print(f"{report.summary_line()}  [dim]({envs})[/]", highlight=False)

@@ -1,70 +1,79 @@
 """Several items per child without giving up crash isolation: a batch whose child dies is split.
 
-A child runs a batch of items and appends two JSON lines per item to a log
-the parent names: ``{"event": "start", "item": K}`` before it and
-``{"event": "done", "item": K, ...}`` after it, K being the item's position in
-the batch, each flushed at once. When the child dies (a signal, an exit, a
-timeout), the item that started without finishing runs again alone (the
-first unfinished one, when none had started) and the items after it are
-batched again; an item that runs alone is finished by its own child's
-observation, so a crash is named by the item that crashes alone. Each round
-finishes or isolates at least one item of every dead batch, so the rounds end.
-The batches of a round run in parallel through the :class:`Runner`.
+The one engine under ``mgradcheck sweep`` (gradcheck cases) and ``mgradcheck
+tests`` (a suite's tests); each is an adapter that says what one item is (the
+code a child runs for a batch of them, their names, one item's timeout) and
+what a :class:`Finished` item means to it.
+
+A child runs a batch of items and appends two JSON lines per item to its log,
+a file with no name that no other child can reach (:mod:`mgradcheck.run.child_log`):
+``{"event": "start", "item": K}`` before it and ``{"event": "done", "item": K, ...}``
+after it, K being the item's position in the batch. When the child dies (a
+signal, an exit, a timeout, or its log standing still for one item's timeout),
+the item that started without finishing runs again alone (the first unfinished
+one, when none had started: a child that dies before its first line) and the
+items after it are batched again; an item that runs alone is finished by its
+own child's observation, so a crash is named by the item that crashes alone.
+Each dead batch finishes or isolates at least one item, so the run ends, and a
+hang costs one item's timeout before its item is isolated, not the batch's.
+
+Batches are drawn as child slots free (:meth:`Runner.run_jobs`), a dead batch's
+suspect first; none is started once the deadline, if any, has passed, and the
+items never finished are the caller's to call not run.
 """
 
 from __future__ import annotations
 
-import contextlib
+import itertools
 import json
-import shutil
-import tempfile
+import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mgradcheck.corpus.entry import Entry
 from mgradcheck.errors import Interrupted
 from mgradcheck.outcomes import Outcome
-from mgradcheck.paths import run_scratch
+from mgradcheck.run.child_log import LOG_BYTES
 from mgradcheck.run.child_process import ChildCommand
 from mgradcheck.run.child_result import read_untrusted
-from mgradcheck.run.display import Labelled, Progress, Silent
+from mgradcheck.run.display import Progress, Silent
 from mgradcheck.run.observation import Environment, Observation
-from mgradcheck.run.results import EntryResult
-from mgradcheck.run.runner import Runner, RunOptions, run_watched
-
-LOG_BYTES = 16 << 20  # a done line holds capped texts (see mgradcheck.child.suite): far below
+from mgradcheck.run.runner import Job, JobRun, Runner, RunOptions, watched
 
 
 @dataclass(frozen=True)
 class Finished:
     """One item's end: its own "done" line when its child wrote one, and its child's observation."""
 
-    index: int  # the item's position in the sequence given to run_batches
+    index: int  # the item's position in the sequence given to run
     line: Mapping[str, Any] | None
     run: Observation  # the child's: the item's own when it ran alone, else its batch's
     alone: bool
     note: str = ""  # why it ran alone: its batch's child died in it
 
 
-# (batch number, the items' indices, the log it writes) -> the entry whose child runs them
-MakeEntry = Callable[[int, Sequence[int], Path], Entry]
+# The code a child runs for these items (their positions), logging each to the path it
+# finds as ``__mgradcheck_log__`` (see mgradcheck.child.batch_log).
+BatchCode = Callable[[Sequence[int]], str]
 
 
 def read_log(
-    path: Path, key: str = "item", limit: int = LOG_BYTES
+    log: Path | bytes | None, key: str = "item", limit: int = LOG_BYTES
 ) -> tuple[dict[int, dict[str, Any]], set[int]]:
-    """The "done" lines by position (``line[key]``), and the positions that started; a line cut
-    short is skipped, and a log that is not a regular file of at most ``limit`` bytes is none."""
+    """The "done" lines by position (``line[key]``), and the positions that started.
+
+    ``log`` is what a child's log held (:attr:`ChildLog.data`), or a log file, read as a
+    child's result is (no link, no FIFO). A line cut short is skipped, and a log of more
+    than ``limit`` bytes is none.
+    """
     done: dict[int, dict[str, Any]] = {}
     started: set[int] = set()
-    # The child's to write, so read as its result is: no link, no FIFO, bounded.
-    data, _ = read_untrusted(path, limit)
-    if data is None:
+    data = read_untrusted(log, limit)[0] if isinstance(log, Path) else log
+    if data is None or len(data) > limit:
         return done, started
-    for raw in data[:limit].decode("utf-8", "replace").splitlines():
+    for raw in data.decode("utf-8", "replace").splitlines():
         try:
             line = json.loads(raw)
             position = int(line[key])
@@ -79,46 +88,46 @@ def read_log(
 
 @dataclass
 class _Batch:
-    number: int
     items: list[int]
-    log: Path
     note: str = ""
 
 
 class BatchRunner:
-    """Runs items ``size`` at a time per child, in rounds, until every item has finished."""
+    """Runs items ``size`` at a time per child, ``jobs`` children at a time, until each has finished."""
 
     def __init__(
         self,
         command: ChildCommand,
         environment: Environment,
-        make_entry: MakeEntry,
+        code: BatchCode,
+        timeout: float,
         jobs: int = 1,
         size: int = 1,
+        *,
         scratch: Path | None = None,
         group: Sequence[str] | None = None,
+        name: Callable[[int], str] | None = None,
         progress: Progress | None = None,
-        label: Callable[[Sequence[int]], str] | None = None,
+        deadline: float | None = None,
     ) -> None:
-        """``group``: each item's group, when items of different groups must not share a child.
+        """``timeout``: one item's (a batch's child gets it per item, and is ended sooner when
+        its log stands still that long). ``group``: each item's group, when items of different
+        groups must not share a child. ``deadline`` (monotonic): no batch starts after it.
 
-        ``progress`` is told of each batch as its child starts and ends, named by ``label``
-        (of the batch's items); the caller tells it of the items as they finish.
+        ``progress`` is shown each batch's child while it runs, named by its first item's
+        ``name``; the caller tells it of the items as they finish.
         """
         self.command = command
         self.environment = environment
-        self.make_entry = make_entry
+        self.code = code
+        self.timeout = timeout
         self.jobs = max(1, jobs)
         self.size = max(1, size)
         self.scratch = scratch
         self.group = group
+        self.name = name
         self.progress = progress or Silent()
-        self.label = label
-        self._numbers = 0
-
-    def _batch(self, items: list[int], directory: Path, note: str = "") -> _Batch:
-        self._numbers += 1
-        return _Batch(self._numbers, items, directory / f"batch-{self._numbers}.jsonl", note)
+        self.deadline = deadline
 
     def run(
         self,
@@ -126,22 +135,37 @@ class BatchRunner:
         on_finished: Callable[[Finished], None],
         on_runner: Callable[[Runner | None], None] | None = None,
     ) -> Interrupted | None:
-        """Run items ``0..count-1``; tell ``on_finished`` of each as it ends. Returns an interrupt, if any."""
-        with contextlib.ExitStack() as stack:
-            if self.scratch is None:  # private to this run, as the runner's own (see run_scratch)
-                directory = stack.enter_context(run_scratch())
-            else:
-                directory = Path(tempfile.mkdtemp(prefix="mgradcheck-batches-", dir=self.scratch))
-                stack.callback(shutil.rmtree, directory, ignore_errors=True)
-            queue = deque(self._batch(items, directory) for items in self._first_batches(count))
-            while queue:
-                batches = list(queue)
-                queue.clear()
-                outcome = self._round(batches, on_finished, on_runner, directory)
-                if isinstance(outcome, Interrupted):
-                    return outcome
-                queue.extend(outcome)
-        return None
+        """Run items ``0..count-1``; tell ``on_finished`` of each as it ends. Returns an interrupt,
+        if any. ``on_runner`` is shown the runner while it runs, so that another thread can stop it."""
+        queue = deque(_Batch(items) for items in self._first_batches(count))
+        numbers = itertools.count(1)
+        running: dict[str, _Batch] = {}
+
+        def take() -> Job | None:
+            if not queue or (self.deadline is not None and time.monotonic() >= self.deadline):
+                return None
+            batch = queue.popleft()
+            job = self._job(f"batch-{next(numbers)}", batch.items)
+            running[job.id] = batch
+            return job
+
+        def ended(done: JobRun) -> None:
+            following = self._settle(running.pop(done.job.id), done, on_finished)
+            queue.extendleft(reversed(following))  # the suspect next, while its batch is fresh
+
+        runner = Runner(
+            self.command, self.environment, RunOptions(jobs=self.jobs), self.progress, self.scratch
+        )
+        with watched(runner, on_runner):
+            return runner.run_jobs(take, ended)
+
+    def _job(self, id: str, items: Sequence[int]) -> Job:
+        label = ""
+        if self.name is not None:  # a batch's child runs its items in turn: shown by its first
+            label = self.name(items[0]) + (f" +{len(items) - 1}" if len(items) > 1 else "")
+        # Alone, an item has its whole timeout; in a batch, each has its own through the log.
+        idle = self.timeout if len(items) > 1 else None
+        return Job(id, self.code(items), self.timeout * len(items), idle, label)
 
     def _first_batches(self, count: int) -> list[list[int]]:
         batches: list[list[int]] = []
@@ -156,69 +180,38 @@ class BatchRunner:
                 batches.append([index])
         return batches
 
-    def _round(
-        self,
-        batches: Sequence[_Batch],
-        on_finished: Callable[[Finished], None],
-        on_runner: Callable[[Runner | None], None] | None,
-        directory: Path,
-    ) -> list[_Batch] | Interrupted:
-        """Run one round of batches in parallel; the batches of the next round, or the interrupt."""
-        by_id: dict[str, _Batch] = {}
-        labels: dict[str, str] = {}
-        entries = []
-        for batch in batches:
-            entry = self.make_entry(batch.number, batch.items, batch.log)
-            by_id[entry.id] = batch
-            if self.label is not None:
-                labels[entry.id] = self.label(batch.items)
-            entries.append(entry)
-        following: list[_Batch] = []
-
-        def finished(result: EntryResult) -> None:
-            following.extend(self._settle(by_id[result.id], result.runs[0], on_finished, directory))
-
-        runner = Runner(
-            self.command,
-            self.environment,
-            RunOptions(jobs=self.jobs),
-            Labelled(self.progress, labels),
-            directory,
-            on_result=finished,
-        )
-        outcome = run_watched(runner, entries, on_runner)
-        return outcome.interrupted if outcome.interrupted is not None else following
-
     def _settle(
-        self,
-        batch: _Batch,
-        run: Observation,
-        on_finished: Callable[[Finished], None],
-        directory: Path,
+        self, batch: _Batch, done: JobRun, on_finished: Callable[[Finished], None]
     ) -> list[_Batch]:
-        """Finish what the batch's child finished; return the batches to run next round."""
-        if run.outcome is Outcome.NOT_RUN:
-            return []  # the whole run is being stopped: nothing here finished
-        done, started = read_log(batch.log)
+        """Finish what the batch's child finished; return the batches to run next."""
+        run = done.run
+        lines, started = read_log(done.log)
+        if run.outcome is Outcome.NOT_RUN:  # the whole run is being stopped: what finished stands
+            for position, index in enumerate(batch.items):
+                if position in lines:
+                    on_finished(Finished(index, lines[position], run, False, batch.note))
+            return []
         alone = len(batch.items) == 1
         left: list[int] = []
         for position, index in enumerate(batch.items):
-            if position in done or alone:
-                on_finished(Finished(index, done.get(position), run, alone, batch.note))
+            if position in lines or alone:
+                on_finished(Finished(index, lines.get(position), run, alone, batch.note))
             else:
                 left.append(index)
         if not left:
             return []
         positions = {index: position for position, index in enumerate(batch.items)}
         suspect = next((i for i in left if positions[i] in started), left[0])
-        note = f"its batch's child ended ({run.reason or run.outcome.label}) while it ran; this is its run alone"
-        if positions[suspect] not in started:
-            note = f"its batch's child ended ({run.reason or run.outcome.label}) before it started; this is its run alone"
+        when = "while it ran" if positions[suspect] in started else "before it started"
+        note = (
+            f"its batch child died: the child ended ({run.reason or run.outcome.label}) "
+            f"{when}; this is its run alone"
+        )
         rest = [i for i in left if i != suspect]
-        again = [self._batch([suspect], directory, note)]
-        for i in range(0, len(rest), self.size):
-            again.append(self._batch(rest[i : i + self.size], directory))
-        return again
+        return [
+            _Batch([suspect], note),
+            *(_Batch(rest[i : i + self.size]) for i in range(0, len(rest), self.size)),
+        ]
 
 
-__all__ = ["BatchRunner", "Finished", "MakeEntry", "read_log"]
+__all__ = ["BatchCode", "BatchRunner", "Finished", "read_log"]

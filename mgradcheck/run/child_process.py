@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import os
 import secrets
 import select
@@ -22,13 +23,14 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from mgradcheck.errors import EnvironmentFailure
 from mgradcheck.outcomes import Outcome
 from mgradcheck.run import containment
+from mgradcheck.run.child_log import LOG_BYTES, ChildLog, Stall
 from mgradcheck.run.child_result import (
     harness_error,
     late,
@@ -173,13 +175,14 @@ def run_child(
     workdir: Path,
     timeout: float,
     on_start: Callable[[LiveChild], None] | None = None,
+    log: ChildLog | None = None,
 ) -> tuple[Observation, dict[str, Any] | None]:
     """Run one child to completion; return what it did and the result it wrote, if any.
 
-    The child's spec and result travel in two files with no name, inherited as
-    descriptors (``/dev/fd/N``): no other child can open, replace or forge them, and the
-    result is read only once the child is dead. The result must carry the nonce of
-    this spec, so a result written for another child is refused.
+    The child's spec and result (and ``log``, when given) travel in files with no name,
+    inherited as descriptors (``/dev/fd/N``): no other child can open, replace or forge
+    them, and they are read only once the child is dead. The result must carry the nonce
+    of this spec, so a result written for another child is refused.
     """
     nonce = secrets.token_hex(16)
     with contextlib.ExitStack() as files:
@@ -187,6 +190,11 @@ def run_child(
             workdir.mkdir(parents=True, exist_ok=True)
             spec_file = files.enter_context(tempfile.TemporaryFile(dir=workdir))
             result_file = files.enter_context(tempfile.TemporaryFile(dir=workdir))
+            log_fd = None
+            if log is not None:
+                log_file = files.enter_context(tempfile.TemporaryFile(dir=workdir))
+                log_fd = _above_stdio(log_file.fileno(), files)
+                spec = {**spec, "log": f"/dev/fd/{log_fd}"}
             # A Python literal, not JSON: the child reads it without importing json (see bootstrap).
             spec_file.write(repr({**spec, "nonce": nonce}).encode("utf-8"))
             spec_file.flush()
@@ -195,7 +203,24 @@ def run_child(
             if exc.errno in _NO_SPACE:
                 raise _no_space(workdir) from None
             raise
-        return _run(command, workdir, timeout, on_start, spec_file.fileno(), result_file, nonce)
+        spec_fd, result_fd = (_above_stdio(f.fileno(), files) for f in (spec_file, result_file))
+        if log is None or log_fd is None:
+            return _run(command, workdir, timeout, on_start, spec_fd, result_fd, nonce)
+        stall = Stall(log_fd, log.idle) if log.idle else None
+        done = _run(command, workdir, timeout, on_start, spec_fd, result_fd, nonce, log_fd, stall)
+        size = min(os.fstat(log_fd).st_size, LOG_BYTES + 1)  # over the cap: seen to be
+        log.data = os.pread(log_fd, size, 0)  # the child is dead: nobody writes now
+        return done
+
+
+def _above_stdio(fd: int, files: contextlib.ExitStack) -> int:
+    """``fd``, or a copy of it above 2: started with its stdout closed, mgradcheck may get
+    descriptor 1 for a file, which the child's stdout would then take the place of."""
+    if fd > 2:
+        return fd
+    high = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
+    files.callback(os.close, high)
+    return high
 
 
 def _run(
@@ -204,14 +229,15 @@ def _run(
     timeout: float,
     on_start: Callable[[LiveChild], None] | None,
     spec_fd: int,
-    result_file: Any,
+    result_fd: int,
     nonce: str,
+    log_fd: int | None = None,
+    stall: Stall | None = None,
 ) -> tuple[Observation, dict[str, Any] | None]:
     started = time.monotonic()
     box = containment.box()
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
-    result_fd = result_file.fileno()
     try:
         process = subprocess.Popen(
             command.argv(f"/dev/fd/{spec_fd}", f"/dev/fd/{result_fd}"),
@@ -221,7 +247,7 @@ def _run(
             cwd=workdir,
             env={**command.env(), **box.env},
             start_new_session=True,
-            pass_fds=(*box.pass_fds, spec_fd, result_fd),
+            pass_fds=(*box.pass_fds, spec_fd, result_fd, *([] if log_fd is None else [log_fd])),
         )
     except OSError as exc:
         for fd in (out_r, out_w, err_r, err_w):
@@ -234,7 +260,7 @@ def _run(
     if on_start is not None:
         on_start(live)
     streams = {out_r: _Capped(), err_r: _Capped()}
-    timed_out, held = _watch(live, streams, timeout, lambda: box.clean(process.pid))
+    timed_out, held, stalled = _watch(live, streams, timeout, lambda: box.clean(process.pid), stall)
     duration = time.monotonic() - started
     stdout, stderr = (s.capture().text() for s in streams.values())
     if held:
@@ -262,6 +288,9 @@ def _run(
     observation = observe(
         process.returncode, timed_out, timeout, duration, stdout, stderr, result, unusable
     )
+    if stalled and stall is not None:
+        message = f"its log did not grow for {stall.seconds:g}s"
+        observation = replace(observation, message=message)
     return observation, result
 
 
@@ -290,14 +319,19 @@ def _exit_signal(process: subprocess.Popen[bytes]) -> tuple[int, Callable[[], No
 
 
 def _watch(
-    live: LiveChild, streams: dict[int, _Capped], timeout: float, on_exit: Callable[[], None]
-) -> tuple[bool, bool]:
-    """Drain the child's pipes until it has exited and they are closed; end it on its timeout.
+    live: LiveChild,
+    streams: dict[int, _Capped],
+    timeout: float,
+    on_exit: Callable[[], None],
+    stall: Stall | None = None,
+) -> tuple[bool, bool, bool]:
+    """Drain the child's pipes until it has exited and they are closed; end it on its timeout
+    (or, with ``stall``, once its log has stopped growing).
 
     One thread, one ``poll`` over both pipes and the child's exit. Once the child has
     exited, ``on_exit`` ends whatever it left running, and the pipes are read for
     :data:`DRAIN_SECONDS` at most: a process that escaped every net and keeps them
-    open cannot hold the run. Returns (timed out, pipes still held open).
+    open cannot hold the run. Returns (timed out, pipes still held open, log stalled).
     """
     process = live.process
     exit_fd, close_exit = _exit_signal(process)
@@ -306,7 +340,7 @@ def _watch(
         poller.register(fd, select.POLLIN)
     open_fds = set(streams)
     deadline = time.monotonic() + timeout
-    timed_out = False
+    timed_out = stalled = False
     drain_until: float | None = None
     try:
         while open_fds or drain_until is None:
@@ -315,6 +349,9 @@ def _watch(
                 if now >= drain_until:
                     break
                 wake = drain_until
+            elif stall is not None and not (timed_out or stalled) and stall.stalled(now):
+                stalled, deadline = True, now  # ended as on its timeout, just below
+                continue
             elif now >= deadline:
                 if timed_out:  # the grace is over
                     live.kill_group(signal.SIGKILL)
@@ -325,7 +362,7 @@ def _watch(
                     deadline = now + GRACE_SECONDS
                 continue
             else:
-                wake = deadline
+                wake = deadline if stall is None or timed_out else min(deadline, stall.wake(now))
             wait_ms = None if wake == float("inf") else max(0, int((wake - now) * 1000) + 1)
             for fd, _ in poller.poll(wait_ms):
                 if fd == exit_fd:
@@ -351,4 +388,4 @@ def _watch(
             live.kill_group(signal.SIGKILL)
             process.wait()
             on_exit()
-    return timed_out, bool(open_fds)
+    return timed_out, bool(open_fds), stalled

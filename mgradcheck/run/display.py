@@ -14,7 +14,6 @@ import re
 import sys
 import threading
 import time
-from collections.abc import Mapping
 from typing import IO, TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -30,7 +29,8 @@ _CONTROL = re.compile(
 )
 
 
-def _escape(match: re.Match[str]) -> str:
+def escape_character(match: re.Match[str]) -> str:
+    """A matched character as the escape Python would write: ``\\x1b``, ``\\u202e``."""
     code = ord(match.group())
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
@@ -41,7 +41,7 @@ def printable(text: str) -> str:
     Text a child or a corpus controls (messages, tracebacks, output tails, titles)
     goes through this before any display; newlines and tabs are kept.
     """
-    return _CONTROL.sub(_escape, text)
+    return _CONTROL.sub(escape_character, text)
 
 
 def markup_safe(text: str) -> str:
@@ -84,25 +84,6 @@ class Silent:
 
     def stop(self) -> None:
         pass
-
-
-class Labelled(Silent):
-    """Only the items running, under labels: the runner's children as the batches they run.
-
-    A batch child runs several cases or tests one after another; the caller counts those,
-    not batches, and names each batch (by its first item, say). A runner starts a child
-    only when a job is free, so nothing queued is shown as running.
-    """
-
-    def __init__(self, progress: Progress, labels: Mapping[str, str]) -> None:
-        self.progress = progress
-        self.labels = labels
-
-    def item_started(self, item: str) -> None:
-        self.progress.item_started(self.labels.get(item, item))
-
-    def item_finished(self, item: str) -> None:
-        self.progress.item_finished(self.labels.get(item, item))
 
 
 class PlainProgress:
@@ -272,7 +253,28 @@ def choose(quiet: bool, stream: IO[str] | None = None) -> Progress:
     return PlainProgress(out)
 
 
-def report_console(width: int = 160, stderr: bool = False) -> Console:
+PIPE_WIDTH = 160  # what reports and tables fill where no terminal says its width
+
+
+def plain_stream(stream: IO[str]) -> bool:
+    """Whether Rich would print plain text on ``stream``: no terminal, none forced (Rich reads
+    FORCE_COLOR and TTY_COMPATIBLE), UTF-8 (else Rich draws boxes in ASCII), no Jupyter. Then
+    a report may print that text itself and leave Rich unimported."""
+    import builtins
+    import os
+
+    if os.environ.get("FORCE_COLOR") is not None or os.environ.get("TTY_COMPATIBLE"):
+        return False
+    encoding = (getattr(stream, "encoding", None) or "utf-8").lower()
+    if not encoding.startswith("utf") or hasattr(builtins, "get_ipython"):
+        return False
+    try:
+        return not stream.isatty()
+    except ValueError:  # closed: left to Rich, as before
+        return False
+
+
+def report_console(width: int = PIPE_WIDTH, stderr: bool = False) -> Console:
     """The console reports and tables print on: the terminal's width, or ``width`` in a pipe.
 
     ``stderr`` when standard output carries a report (``--json -``), so the two never mix.

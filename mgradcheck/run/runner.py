@@ -6,6 +6,11 @@ when its last run finishes, and reports each result to the progress display
 and to whoever listens (the incremental report writer). An interrupt (Ctrl-C,
 SIGTERM) kills every child's process group and returns what finished, the rest
 marked as not run.
+
+The same pool runs plain jobs (:class:`Job`), which nobody judges: the children of
+:mod:`mgradcheck.run.batches`, each running several sweep cases or suite tests
+and logging them. Jobs are drawn one at a time as a child slot frees, so that
+what a finished job says (a batch's culprit, to be run alone) decides what runs next.
 """
 
 from __future__ import annotations
@@ -16,16 +21,18 @@ import signal
 import tempfile
 import threading
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from mgradcheck import __version__
 from mgradcheck.corpus.entry import Entry
 from mgradcheck.errors import EnvironmentFailure, Interrupted
 from mgradcheck.outcomes import Outcome
 from mgradcheck.paths import run_scratch
+from mgradcheck.run.child_log import ChildLog
 from mgradcheck.run.child_process import ChildCommand, LiveChild, run_child
 from mgradcheck.run.child_result import harness_error
 from mgradcheck.run.display import Progress
@@ -54,6 +61,43 @@ class RunOptions:
 class RunOutcome:
     results: list[EntryResult]
     interrupted: Interrupted | None = None
+
+
+@dataclass(frozen=True)
+class Job:
+    """One child that runs ``code`` (with the helpers an entry's code has, and its log's
+    path as ``__mgradcheck_log__``), with no expectation to judge it by.
+
+    ``timeout`` is the whole child's; ``idle`` ends it sooner once its log has not grown
+    for that long (one item's timeout). ``label`` is how the progress shows it running.
+    """
+
+    id: str  # unique in a run: it names the child's scratch directory
+    code: str
+    timeout: float
+    idle: float | None = None
+    label: str = ""
+
+
+@dataclass(frozen=True)
+class JobRun:
+    """What a job's child did, and what it wrote to its log (see :mod:`mgradcheck.run.child_log`)."""
+
+    job: Job
+    run: Observation
+    log: bytes
+
+
+@dataclass(frozen=True)
+class _Unit:
+    """One child for the pool: an entry's run, or a job."""
+
+    key: int  # its place among the units of one run
+    name: str  # how the progress shows it running
+    workdir: str  # its scratch directory's name
+    spec: Mapping[str, Any]
+    timeout: float
+    log: ChildLog | None = None
 
 
 def probe(command: ChildCommand, scratch: Path) -> Environment:
@@ -118,24 +162,20 @@ class Runner:
         """Kill every child of a run going on in another thread; what is left is not run."""
         self._stop_all()
 
-    def _run_one(self, entry: Entry, index: int, scratch: Path) -> Observation:
+    def _run_one(self, unit: _Unit, scratch: Path) -> Observation:
         if self._stopping.is_set():
             return not_run()
-        spec = entry.child_spec()
-        spec["memory_limit"] = self.options.memory_limit
-        timeout = self.options.timeout or entry.timeout
+        spec = {**unit.spec, "memory_limit": self.options.memory_limit}
         started: list[LiveChild] = []
 
         def track(child: LiveChild) -> None:
             started.append(child)
             self._track(child)
 
-        repeat = self.options.repeat or entry.repeat
-        item = entry.id if repeat == 1 else f"{entry.id} ({index + 1}/{repeat})"
-        self.progress.item_started(item)
+        self.progress.item_started(unit.name)
         try:
             observation, _ = run_child(
-                self.command, spec, scratch / f"{entry.id}.{index}", timeout, on_start=track
+                self.command, spec, scratch / unit.workdir, unit.timeout, track, unit.log
             )
         except EnvironmentFailure:
             raise  # a full disk: no entry can be judged, and the run stops (see run)
@@ -144,7 +184,7 @@ class Runner:
         finally:
             with self._lock:
                 self._live.difference_update(started)
-            self.progress.item_finished(item)
+            self.progress.item_finished(unit.name)
         return observation
 
     def _skip(self, entry: Entry) -> EntryResult | None:
@@ -178,20 +218,12 @@ class Runner:
 
     def run(self, entries: Sequence[Entry]) -> RunOutcome:
         """Run every entry; on an interrupt, stop the children and return what finished."""
-        stack = contextlib.ExitStack()
-        if self.scratch is None:
-            scratch = stack.enter_context(run_scratch())
-        else:
-            scratch = Path(tempfile.mkdtemp(prefix="mgradcheck-run-", dir=self.scratch))
-            stack.callback(shutil.rmtree, scratch, ignore_errors=True)
         done: dict[str, EntryResult] = {}
         pending: dict[str, list[Observation | None]] = {}
-        interrupted: Interrupted | None = None
+        runs: list[tuple[Entry, int]] = []  # each unit's entry and repeat
+        units: list[_Unit] = []
         title = f"{self.title}: {count(len(entries), 'entry')} on {self.environment.label}"
         self.progress.start(title, total=len(entries))
-        watch = SignalWatch.start(self._culprit)  # before the pool: its threads inherit the mask
-        pool = ThreadPoolExecutor(max_workers=max(1, self.options.jobs), thread_name_prefix="mgc")
-        futures: dict[Future[Observation], tuple[Entry, int]] = {}
         try:
             for entry in entries:
                 skipped = self._skip(entry)
@@ -201,19 +233,88 @@ class Runner:
                     continue
                 repeat = self.options.repeat or entry.repeat
                 pending[entry.id] = [None] * repeat
+                timeout = self.options.timeout or entry.timeout
                 for i in range(repeat):
-                    futures[pool.submit(self._run_one, entry, i, scratch)] = (entry, i)
-            waiting = set(futures)
-            while waiting:
-                finished, waiting = wait(waiting, timeout=0.5, return_when=FIRST_COMPLETED)
+                    name = entry.id if repeat == 1 else f"{entry.id} ({i + 1}/{repeat})"
+                    spec = entry.child_spec()
+                    units.append(_Unit(len(units), name, f"{entry.id}.{i}", spec, timeout))
+                    runs.append((entry, i))
+
+            def finished(unit: _Unit, run: Observation) -> None:
+                entry, i = runs[unit.key]
+                repeats = pending[entry.id]
+                repeats[i] = run
+                if all(r is not None for r in repeats):
+                    result = self._result(entry, [r for r in repeats if r is not None])
+                    done[entry.id] = result
+                    self._finished(result)
+
+            drawn = iter(units)
+            interrupted = self._pool(lambda: next(drawn, None), finished)
+        finally:
+            self.progress.stop()
+        results = [done.get(e.id) or self._result(e, [not_run()]) for e in entries]
+        return RunOutcome(results, interrupted)
+
+    def run_jobs(
+        self, take: Callable[[], Job | None], on_done: Callable[[JobRun], None]
+    ) -> Interrupted | None:
+        """Run the jobs ``take`` gives, ``jobs`` at a time, telling ``on_done`` of each as it ends
+        (in this thread). ``take`` is asked again whenever a child slot is free, or a job has
+        ended: None means none for now, and the run ends when none runs either. Shows each job
+        running under its label; the rest of the display is the caller's. Returns an interrupt,
+        if any; the jobs running then are told of too, stopped (their runs: not run), so that
+        what their logs hold is not lost.
+        """
+        jobs: list[Job] = []
+
+        def next_unit() -> _Unit | None:
+            job = take()
+            if job is None:
+                return None
+            jobs.append(job)
+            spec = {"id": job.id, "path": f"<{job.id}>", "code": job.code}
+            log = ChildLog(job.idle)
+            return _Unit(len(jobs) - 1, job.label or job.id, job.id, spec, job.timeout, log)
+
+        def finished(unit: _Unit, run: Observation) -> None:
+            assert unit.log is not None  # every job's unit has one
+            on_done(JobRun(jobs[unit.key], run, unit.log.data))
+
+        return self._pool(next_unit, finished, and_stopped=True)
+
+    def _pool(
+        self,
+        take: Callable[[], _Unit | None],
+        on_done: Callable[[_Unit, Observation], None],
+        and_stopped: bool = False,
+    ) -> Interrupted | None:
+        """Run units as ``take`` gives them, ``jobs`` children at a time, until it gives none and
+        none runs; tell ``on_done`` of each as it ends (``and_stopped``: of those an interrupt
+        stopped too). Returns an interrupt, if any."""
+        stack = contextlib.ExitStack()
+        if self.scratch is None:
+            scratch = stack.enter_context(run_scratch())
+        else:
+            scratch = Path(tempfile.mkdtemp(prefix="mgradcheck-run-", dir=self.scratch))
+            stack.callback(shutil.rmtree, scratch, ignore_errors=True)
+        interrupted: Interrupted | None = None
+        watch = SignalWatch.start(self._culprit)  # before the pool: its threads inherit the mask
+        jobs = max(1, self.options.jobs)
+        pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="mgc")
+        running: dict[Future[Observation], _Unit] = {}
+        try:
+            while True:
+                while len(running) < jobs and not self._stopping.is_set():
+                    unit = take()
+                    if unit is None:
+                        break
+                    running[pool.submit(self._run_one, unit, scratch)] = unit
+                if not running:
+                    break
+                finished, _ = wait(running, timeout=0.5, return_when=FIRST_COMPLETED)
                 for future in finished:
-                    entry, i = futures[future]
-                    runs = pending[entry.id]
-                    runs[i] = future.result()
-                    if all(r is not None for r in runs):
-                        result = self._result(entry, [r for r in runs if r is not None])
-                        done[entry.id] = result
-                        self._finished(result)
+                    on_done(running.pop(future), future.result())
         except Interrupted as exc:
             interrupted = exc
         except KeyboardInterrupt:
@@ -227,10 +328,27 @@ class Runner:
             pool.shutdown(wait=True, cancel_futures=True)
             if watch is not None:
                 watch.close()
-            self.progress.stop()
             stack.close()
-        results = [done.get(e.id) or self._result(e, [not_run()]) for e in entries]
-        return RunOutcome(results, interrupted)
+        if interrupted is not None and and_stopped:
+            for future, unit in running.items():
+                if not future.cancelled() and future.exception() is None:
+                    on_done(unit, future.result())
+        return interrupted
+
+
+@contextlib.contextmanager
+def watched(
+    runner: Runner, watch: Callable[[Runner | None], None] | None = None
+) -> Iterator[Runner]:
+    """Shows ``runner`` to ``watch`` while it runs (then None), so that whoever runs it from
+    another thread (a matrix of releases) can stop it."""
+    if watch is not None:
+        watch(runner)
+    try:
+        yield runner
+    finally:
+        if watch is not None:
+            watch(None)
 
 
 def run_watched(
@@ -238,15 +356,19 @@ def run_watched(
     entries: Sequence[Entry],
     watch: Callable[[Runner | None], None] | None = None,
 ) -> RunOutcome:
-    """``runner.run(entries)``, shown to ``watch`` while it runs (then None), so that whoever
-    runs it from another thread (a matrix of releases) can stop it."""
-    if watch is not None:
-        watch(runner)
-    try:
+    """``runner.run(entries)``, shown to ``watch`` while it runs (see :func:`watched`)."""
+    with watched(runner, watch):
         return runner.run(entries)
-    finally:
-        if watch is not None:
-            watch(None)
 
 
-__all__ = ["ProbeError", "RunOptions", "RunOutcome", "Runner", "probe", "run_watched"]
+__all__ = [
+    "Job",
+    "JobRun",
+    "ProbeError",
+    "RunOptions",
+    "RunOutcome",
+    "Runner",
+    "probe",
+    "run_watched",
+    "watched",
+]

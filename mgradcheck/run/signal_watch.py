@@ -47,7 +47,8 @@ class SignalWatch:
 
     def _watch(self) -> None:
         while not self.done.is_set():
-            info = signal.sigtimedwait(WATCHED, 0.2)
+            # How long close() may wait for this thread: every run ends with one.
+            info = signal.sigtimedwait(WATCHED, 0.05)
             if info is None:
                 continue
             if (

@@ -19,8 +19,9 @@ from mgradcheck import __version__
 from mgradcheck.clock import now
 from mgradcheck.corpus import loader
 from mgradcheck.corpus.entry import Entry
+from mgradcheck.corpus.fields import closest
 from mgradcheck.corpus.yamlsource import SourceError
-from mgradcheck.errors import Interrupted, UsageError
+from mgradcheck.errors import EnvironmentFailure, Interrupted, UsageError
 from mgradcheck.exitcodes import ExitCode, for_verdicts
 from mgradcheck.run.child_process import ChildCommand
 from mgradcheck.run.display import Progress
@@ -58,9 +59,9 @@ def select(
     known = {e.id for e in entries}
     unknown = [i for i in ids if i not in known]
     if unknown:
-        raise UsageError(
-            f"no corpus entry with id {', '.join(map(repr, unknown))}; see 'mgradcheck list'"
-        )
+        hints = [(i, closest(i, known)) for i in unknown]
+        named = ", ".join(f"{i!r}" + (f" (did you mean {h!r}?)" if h else "") for i, h in hints)
+        raise UsageError(f"no corpus entry with id {named}; see 'mgradcheck list'")
     chosen = [e for e in entries if (not ids or e.id in ids) and all(t in e.tags for t in tags)]
     if not chosen:
         raise UsageError("no corpus entry matches the ids and tags given")
@@ -82,10 +83,13 @@ def prepare(
 
     base = ChildCommand(python, extra_env)
     env = _probe(base)
-    if env.mlx is None:
-        raise UsageError(
-            f"MLX is not importable by {python}; install it (pip install 'mgradcheck[cpu]' on Linux) "
-            "or point --python at an environment that has it"
+    if env.mlx is None:  # the interpreter runs, its environment lacks MLX: that is where it goes
+        import shlex
+
+        package = "mlx" if sys.platform == "darwin" else "mlx[cpu]"
+        raise EnvironmentFailure(
+            f"MLX is not importable by {python}; install it into that interpreter "
+            f"({shlex.quote(python)} -m pip install '{package}'), or point --python at one that has it"
         )
     tmp = {"TMPDIR": str(kernels or kernel_dir(env.mlx, env.backend, env.python))}
     return ChildCommand(python, {**(extra_env or {}), **tmp}), env

@@ -11,21 +11,26 @@ module-level ``test*`` functions (pytest's style). A name defined twice counts
 once, as its last definition: that is the one that exists when the module runs.
 
 A test's id is pytest's node id relative to the directory given (for a file
-given, its root): ``test_autograd.py::TestAutograd::test_jvp``. Its root is the
-first directory up from the file without an ``__init__.py``: the directory
-unittest and pytest put first on ``sys.path``, so that ``import mlx_tests``
-works beside the tests.
+given, its root; for several paths, the directory they all lie in, so that
+``a/test_x.py`` and ``b/test_x.py`` keep their ids apart):
+``test_autograd.py::TestAutograd::test_jvp``. Its root is the first directory
+up from the file without an ``__init__.py``: the directory unittest and pytest
+put first on ``sys.path``, so that ``import mlx_tests`` works beside the tests.
+Files are read as the import system reads them (a BOM, a coding cookie); a file
+whose path cannot be a node id (``::`` in it, or ``[`` for pytest's tests) is
+refused, naming it.
 """
 
 from __future__ import annotations
 
 import ast
-import hashlib
+import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from mgradcheck.errors import UsageError
+from mgradcheck.suites.source import Hashes, Source, closure_digest, import_root, shown
 
 UNITTEST_BASES = frozenset(
     {"TestCase", "IsolatedAsyncioTestCase", "unittest.TestCase", "unittest.IsolatedAsyncioTestCase"}
@@ -69,7 +74,6 @@ class SuiteTest:
             "cls": self.cls,
             "name": self.name,
             "kind": self.kind,
-            "node": "::".join([str(self.file), *([self.cls] if self.cls else []), self.name]),
         }
 
 
@@ -82,71 +86,12 @@ def _dotted(node: ast.expr) -> str | None:
     return None
 
 
-def import_root(path: Path) -> tuple[Path, str]:
-    """The directory unittest and pytest put on sys.path for ``path``, and its module name there."""
-    parts = [path.stem]
-    directory = path.parent
-    while (directory / "__init__.py").is_file():
-        parts.insert(0, directory.name)
-        directory = directory.parent
-    return directory, ".".join(parts)
-
-
-class Source:
-    """One parsed module: its classes, and the modules beside it that it imports."""
-
-    def __init__(self, path: Path, text: str, tree: ast.Module) -> None:
-        self.path = path
-        self.text = text
-        self.tree = tree
-        self.classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
-
-    @classmethod
-    def parse(cls, path: Path) -> Source:
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise UsageError(
-                f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}"
-            ) from None
-        try:
-            tree = ast.parse(text, str(path))
-        except SyntaxError as exc:
-            raise UsageError(f"{path}:{exc.lineno or 0}: cannot parse: {exc.msg}") from None
-        return cls(path, text, tree)
-
-    def sibling(self, dotted: str) -> Path | None:
-        """The module file ``import dotted`` finds beside this one (its root, or its package)."""
-        root, _ = import_root(self.path)
-        for base in (root, self.path.parent):
-            stem = base / dotted.replace(".", "/")
-            for candidate in (stem.with_suffix(".py"), stem / "__init__.py"):
-                if candidate.is_file():
-                    return candidate
-        return None
-
-    def imported_siblings(self) -> list[Path]:
-        found = []
-        for node in ast.walk(self.tree):
-            names: list[str] = []
-            if isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                names = [base] if base else []
-                names += [f"{base}.{a.name}" if base else a.name for a in node.names]
-            for name in names:
-                path = self.sibling(name)
-                if path is not None and path != self.path:
-                    found.append(path)
-        return found
-
-
 class Collector:
     """Parses each file once; answers which classes are TestCases, across modules."""
 
     def __init__(self) -> None:
         self._sources: dict[Path, Source] = {}
+        self._closures: dict[tuple[Path, str], bytes] = {}
 
     def source(self, path: Path) -> Source:
         path = path.resolve()
@@ -227,8 +172,10 @@ class Collector:
             ):
                 found.pop((None, stmt.name), None)
                 found[(None, stmt.name)] = (stmt, "pytest")
+        if found:
+            _check_name(source.path, relative, {kind for _, kind in found.values()}, root)
+        hashes = Hashes(source, [node for node, _ in found.values()])
         tests = []
-        nodes = [node for node, _ in found.values()]
         for (cls, name), (node, kind) in found.items():
             test_id = "::".join([relative, *([cls] if cls else []), name])
             tests.append(
@@ -241,57 +188,20 @@ class Collector:
                     name=name,
                     line=getattr(node, "lineno", 0),
                     kind=kind,
-                    source_hash=self._hash(source, f"{module}::{cls}::{name}", node, nodes, kind),
+                    source_hash=hashes.of(
+                        f"{module}::{cls}::{name}", node, kind, self._closure(source, kind)
+                    ),
                 )
             )
         return sorted(tests, key=lambda t: t.line)
 
-    def _hash(
-        self, source: Source, name: str, node: ast.stmt, tests: Sequence[ast.stmt], kind: str
-    ) -> str:
-        """The module without the other tests, and every module beside it that it imports."""
-        lines = source.text.splitlines()
-        for other in tests:
-            if other is node:
-                continue
-            start = first_line(other)
-            end = other.end_lineno or other.lineno
-            lines[start - 1 : end] = [""] * (end - start + 1)
-        digest = hashlib.sha256(f"{name}\n{kind}\n".encode())
-        digest.update("\n".join(lines).encode())
-        for path in self._closure(source, kind):
-            digest.update(f"\n--- {path.name}\n".encode())
-            digest.update(self.source(path).text.encode())
-        return digest.hexdigest()[:16]
-
-    def _closure(self, source: Source, kind: str) -> list[Path]:
-        """Sibling modules imported, transitively, and (for pytest) the conftest.py files above."""
-        seen: dict[Path, None] = {}
-        todo = list(source.imported_siblings())
-        while todo:
-            path = todo.pop(0).resolve()
-            if path in seen or path == source.path:
-                continue
-            seen[path] = None
-            todo.extend(self.source(path).imported_siblings())
-        if kind == "pytest":
-            root, _ = import_root(source.path)
-            directory = source.path.parent
-            while True:
-                conftest = directory / "conftest.py"
-                if conftest.is_file():
-                    seen[conftest.resolve()] = None
-                if directory == root or directory.parent == directory:
-                    break
-                directory = directory.parent
-        return sorted(seen)
-
-
-def first_line(node: ast.stmt) -> int:
-    """Where a statement starts: a decorated function's or class's first decorator (its
-    ``lineno`` is the ``def`` line)."""
-    decorators: list[ast.expr] = getattr(node, "decorator_list", None) or []
-    return min([node.lineno, *(d.lineno for d in decorators)])
+    def _closure(self, source: Source, kind: str) -> bytes:
+        """The digest of the sibling modules imported, transitively, and (for pytest) of the
+        conftest.py files above: once per module and kind, not once per test."""
+        key = (source.path, kind)
+        if key not in self._closures:
+            self._closures[key] = closure_digest(source, kind, self.source)
+        return self._closures[key]
 
 
 def _has_init(node: ast.ClassDef) -> bool:
@@ -311,31 +221,78 @@ def _files(path: Path) -> Iterator[Path]:
             yield file
 
 
+def _check_name(path: Path, relative: str, kinds: set[str], root: Path) -> None:
+    """Refuse, naming the file, a path that cannot be a test id: ``::`` separates an id's
+    parts; pytest reads ``[`` in an argument as the start of a test's parameters."""
+    node = path.relative_to(root).as_posix()
+    if "::" in relative or "::" in node:
+        raise UsageError(
+            f"{shown(path)}: '::' in a test file's path cannot be told apart from the '::' "
+            "between a test id's parts; rename it"
+        )
+    if "pytest" in kinds and "[" in node:
+        raise UsageError(
+            f"{shown(path)}: pytest reads '[' in a test's path as the start of its parameters, "
+            "so its pytest-style tests cannot be run one by one; rename it"
+        )
+
+
+def _split(text: str) -> tuple[Path, str]:
+    """``PATH`` or ``FILE::Class::test``: a path that exists is a path, '::' in it or not."""
+    if Path(text).exists():
+        return Path(text), ""
+    start = text.find("::")
+    while start != -1:
+        if Path(text[:start]).is_file():
+            return Path(text[:start]), text[start + 2 :]
+        start = text.find("::", start + 1)
+    path_text, _, selector = text.partition("::")
+    return Path(path_text), selector
+
+
+def _base(paths: Sequence[Path]) -> Path:
+    """What ids are relative to: the directory given, or a file's root; for several paths, the
+    directory they all lie in (as pytest's rootdir is), so that no two files share an id."""
+    bases = {p.resolve() if p.is_dir() else import_root(p.resolve())[0] for p in paths}
+    return Path(os.path.commonpath(sorted(bases)))
+
+
 def collect(paths: Iterable[Path | str]) -> list[SuiteTest]:
     """Every test in these files and directories (a ``FILE::Class::test`` path names some)."""
     collector = Collector()
-    tests: dict[str, SuiteTest] = {}
-    for given in paths:
-        text = str(given)
-        path_text, _, selector = text.partition("::")
-        path = Path(path_text)
+    given = [(str(p), *_split(str(p))) for p in paths]
+    for text, path, selector in given:
         if not path.exists():
-            raise UsageError(f"{path}: no such file or directory")
+            raise UsageError(f"{shown(path)}: no such file or directory")
         if selector and not path.is_file():
-            raise UsageError(f"{text}: '::' selects tests of a file, and {path} is a directory")
+            raise UsageError(
+                f"{shown(text)}: '::' selects tests of a file, and {shown(path)} is a directory"
+            )
+    base = _base([path for _, path, _ in given]) if given else None
+    tests: dict[tuple[Path, str | None, str], SuiteTest] = {}
+    by_id: dict[str, SuiteTest] = {}
+    for text, path, selector in given:
         for file in _files(path):
-            for test in collector.collect_file(file, path if path.is_dir() else None):
-                if not selector or _selected(test, selector):
-                    tests.setdefault(test.id, test)
+            for test in collector.collect_file(file, base):
+                key = (test.file, test.cls, test.name)
+                if (selector and not _selected(test, selector)) or key in tests:
+                    continue  # not selected, or given twice (a file and its directory)
+                other = by_id.setdefault(test.id, test)
+                if other is not test:
+                    raise UsageError(
+                        f"{shown(test.file)} and {shown(other.file)} both give the test id "
+                        f"{shown(test.id)}: run them apart, or rename one"
+                    )
+                tests[key] = test
         if selector and not any(
             _selected(t, selector) for t in tests.values() if t.file == path.resolve()
         ):
-            raise UsageError(f"{text}: no such test in {path}")
+            raise UsageError(f"{shown(text)}: no such test in {shown(path)}")
     return list(tests.values())
 
 
 def _selected(test: SuiteTest, selector: str) -> bool:
-    own = test.id.split("::")[1:]
+    own = [*([test.cls] if test.cls else []), test.name]
     wanted = selector.split("::")
     return own[: len(wanted)] == wanted
 
@@ -346,10 +303,10 @@ def select(tests: Sequence[SuiteTest], keyword: str | None) -> list[SuiteTest]:
         raise UsageError("no tests collected (files named test*.py or *_test.py)")
     if keyword is None:
         return list(tests)
-    from mgradcheck.suites.keywords import names, parse
+    from mgradcheck.suites.keywords import names, parse, quoted
 
     expression = parse(keyword)
     chosen = [t for t in tests if expression.matches(names(t.id))]
     if not chosen:
-        raise UsageError(f"-k {keyword!r} matches none of the {len(tests)} tests collected")
+        raise UsageError(f"-k {quoted(keyword)} matches none of the {len(tests)} tests collected")
     return chosen

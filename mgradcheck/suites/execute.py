@@ -1,9 +1,9 @@
 """Run a suite's tests, each in its own child (or ``per_child`` at a time), into verdict-free results.
 
-A batch of tests becomes a generated code entry whose child runs them through
-:mod:`mgradcheck.child.suite`; :class:`~mgradcheck.run.batches.BatchRunner`
-runs the batches through the ordinary runner (same isolation, timeouts and
-crash handling as corpus entries) and re-runs a dead batch's culprit alone.
+The suite's adapter to :class:`~mgradcheck.run.batches.BatchRunner`: a batch of
+tests is code whose child runs them through :mod:`mgradcheck.child.suite`; the
+engine runs the batches through the ordinary runner (same isolation, timeouts
+and crash handling as corpus entries) and re-runs a dead batch's culprit alone.
 A test that ran alone keeps its child's whole observation (exit status,
 streams; a crash or a timeout after its ``done`` line still counts as its
 own); a test finished inside a batch gets its status, message, traceback and
@@ -12,14 +12,13 @@ duration from its ``done`` line.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from packaging.version import Version
 
-from mgradcheck.corpus.entry import Bug, Entry, Upstream
 from mgradcheck.errors import Interrupted
 from mgradcheck.outcomes import Outcome
 from mgradcheck.releases.runs import Execute, Settings
@@ -46,27 +45,19 @@ STATUSES = {
 class SuiteOptions:
     jobs: int = 1
     per_child: int = 1  # tests per child; a child that dies has its culprit re-run alone
-    timeout: float = DEFAULT_TIMEOUT  # seconds per test (a batch gets this times its size)
+    timeout: float = DEFAULT_TIMEOUT  # seconds per test, in a batch too (see BatchRunner)
 
 
-def batch_entry(tests: Sequence[SuiteTest], number: int, log: Path, timeout: float) -> Entry:
-    """A code entry whose child runs ``tests`` through the unittest or pytest machinery."""
+def batch_code(tests: Sequence[SuiteTest]) -> str:
+    """The code of a child that runs ``tests`` through the unittest or pytest machinery."""
     spec = {
         "root": str(tests[0].root),
-        "log": str(log),
+        "cwd": os.getcwd(),  # where the tests run: the directory mgradcheck was run from
         "tests": [t.child_spec() for t in tests],
     }
-    code = f"from mgradcheck.child.suite import run_tests\nrun_tests({spec!r})\n"
-    return Entry(
-        id=f"suite-batch-{number}",
-        title=f"{len(tests)} tests of a suite",
-        summary="tests of an upstream suite run by mgradcheck tests",
-        upstream=Upstream(None),
-        bug=Bug((Outcome.FAIL,), affects=()),
-        path="<mgradcheck tests>",
-        line=0,
-        timeout=timeout * len(tests),
-        code=code,
+    return (
+        "from mgradcheck.child.suite import run_tests\n"
+        f"run_tests({{**{spec!r}, 'log': __mgradcheck_log__}})\n"
     )
 
 
@@ -131,8 +122,8 @@ def run_tests(
     """Every test's result, in order (those the run did not reach: not run), and any interrupt."""
     ordered = sorted(range(len(tests)), key=lambda i: str(tests[i].root))  # a child, one root
 
-    def make(number: int, items: Sequence[int], log: Path) -> Entry:
-        return batch_entry([tests[ordered[i]] for i in items], number, log, options.timeout)
+    def code(items: Sequence[int]) -> str:
+        return batch_code([tests[ordered[i]] for i in items])
 
     results: dict[int, EntryResult] = {}
     progress.start(f"mgradcheck tests: {len(tests)} tests on {env.label}", total=len(tests))
@@ -148,15 +139,9 @@ def run_tests(
             on_result(result)
 
     roots = [str(tests[i].root) for i in ordered]
-
-    def label(items: Sequence[int]) -> str:
-        # A batch's child runs its tests one after another: shown by its first test.
-        first = tests[ordered[items[0]]].id
-        return first + (f" +{len(items) - 1}" if len(items) > 1 else "")
-
     batches = BatchRunner(
-        command, env, make, options.jobs, options.per_child, group=roots, progress=progress,
-        label=label,
+        command, env, code, options.timeout, options.jobs, options.per_child, group=roots,
+        name=lambda i: tests[ordered[i]].id, progress=progress,
     )  # fmt: skip
     try:
         interrupted = batches.run(len(tests), finished, on_runner)

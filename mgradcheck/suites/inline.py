@@ -29,7 +29,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from mgradcheck.suites.collect import Source, first_line
+from mgradcheck.suites.source import Source, first_line
 
 # Names a corpus entry's code finds bound when it runs (see child/bootstrap.py).
 ENTRY_NAMES = frozenset(

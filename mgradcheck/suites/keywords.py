@@ -2,7 +2,8 @@
 
 ``jvp``, ``jvp and not complex``, ``(sort or topk) and grad``: each word
 matches, case-insensitively, as a substring of the test's file name (with or
-without ``.py``), its class or its name.
+without ``.py``), its class or its name. Parentheses and ``not`` nest at most
+100 levels deep (a chain of ``and``/``or`` of any length nests none).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from mgradcheck.errors import UsageError
 
 _TOKEN = re.compile(r"\s*(\(|\)|[\w:+\-.\[\]\\/]+)")
 _KEYWORDS = ("and", "or", "not", "(", ")")
+MAX_DEPTH = 100  # nested parentheses and nots: the parser recurses once per level
 
 
 @dataclass(frozen=True)
@@ -34,20 +36,20 @@ class Not:
 
 @dataclass(frozen=True)
 class Both:
-    left: Expression
-    right: Expression
+    # All operands of a chain ``a and b and c`` in one node: a chain of any length nests not
+    # at all, so neither matching nor comparing it recurses once per word.
+    operands: tuple[Expression, ...]
 
     def matches(self, names: frozenset[str]) -> bool:
-        return self.left.matches(names) and self.right.matches(names)
+        return all(o.matches(names) for o in self.operands)
 
 
 @dataclass(frozen=True)
 class Either:
-    left: Expression
-    right: Expression
+    operands: tuple[Expression, ...]
 
     def matches(self, names: frozenset[str]) -> bool:
-        return self.left.matches(names) or self.right.matches(names)
+        return any(o.matches(names) for o in self.operands)
 
 
 Expression = Word | Not | Both | Either
@@ -62,13 +64,14 @@ class _Parser:
             found = _TOKEN.match(text, pos)
             if found is None:
                 bad = text[pos:].strip()[:1]
-                raise UsageError(f"-k {text!r}: unexpected character {bad!r}")
+                raise UsageError(f"-k {quoted(text)}: unexpected character {bad!r}")
             self.tokens.append(found.group(1))
             pos = found.end()
         self.pos = 0
+        self.depth = 0
 
     def fail(self, problem: str) -> UsageError:
-        return UsageError(f"-k {self.text!r}: {problem}")
+        return UsageError(f"-k {quoted(self.text)}: {problem}")
 
     def peek(self) -> str | None:
         return self.tokens[self.pos] if self.pos < len(self.tokens) else None
@@ -81,32 +84,44 @@ class _Parser:
         return token
 
     def either(self) -> Expression:
-        left = self.both()
+        operands = [self.both()]
         while self.peek() == "or":
             self.take()
-            left = Either(left, self.both())
-        return left
+            operands.append(self.both())
+        return operands[0] if len(operands) == 1 else Either(tuple(operands))
 
     def both(self) -> Expression:
-        left = self.negated()
+        operands = [self.negated()]
         while self.peek() == "and":
             self.take()
-            left = Both(left, self.negated())
-        return left
+            operands.append(self.negated())
+        return operands[0] if len(operands) == 1 else Both(tuple(operands))
 
     def negated(self) -> Expression:
         token = self.take()
+        if token in ("not", "("):
+            self.depth += 1
+            if self.depth > MAX_DEPTH:
+                raise self.fail(f"parentheses and 'not' nest deeper than {MAX_DEPTH} levels")
         if token == "not":
-            return Not(self.negated())
+            inner: Expression = Not(self.negated())
+            self.depth -= 1
+            return inner
         if token == "(":
             inner = self.either()
             if self.peek() != ")":
                 raise self.fail("a '(' is not closed")
             self.take()
+            self.depth -= 1
             return inner
         if token in _KEYWORDS:
             raise self.fail(f"unexpected {token!r}")
         return Word(token.lower())
+
+
+def quoted(text: str) -> str:
+    """The expression as an error message shows it: quoted, escaped, at most 80 characters."""
+    return repr(text if len(text) <= 80 else text[:79] + "…")
 
 
 def parse(text: str) -> Expression:
@@ -127,4 +142,4 @@ def names(test_id: str) -> frozenset[str]:
     return frozenset(p.lower() for p in (file, file.removesuffix(".py"), *parts[1:]))
 
 
-__all__ = ["Expression", "names", "parse"]
+__all__ = ["Expression", "names", "parse", "quoted"]

@@ -78,4 +78,13 @@ def summary_lines(matrix: Matrix, markdown: bool = False) -> list[str]:
     return lines
 
 
-__all__ = ["REGRESS_ON", "SUBJECT", "changes", "outcome_counts", "suite_matrix", "summary_lines"]
+def markdown(matrix: Matrix) -> str:
+    """The matrix as Markdown, tests down and releases across, then the summary lines."""
+    from mgradcheck.releases.matrix import render_markdown
+
+    text = render_markdown(matrix, by_item=True, subject=SUBJECT)
+    return text + "\n" + "\n".join(summary_lines(matrix, markdown=True)) + "\n"
+
+
+__all__ = ["REGRESS_ON", "SUBJECT", "changes", "markdown", "outcome_counts", "suite_matrix",
+           "summary_lines"]  # fmt: skip

@@ -10,20 +10,16 @@ with MLX's message), or *not covered* (no case ran that check on it).
 from __future__ import annotations
 
 import json
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from mgradcheck.child.gradcheck_spec import CHECKS
-from mgradcheck.corpus.entry import Bug, Entry, Upstream
 from mgradcheck.errors import HarnessError
-from mgradcheck.outcomes import Outcome
 from mgradcheck.run.child_process import ChildCommand
 from mgradcheck.run.display import Silent
 from mgradcheck.run.observation import Environment
-from mgradcheck.run.runner import Runner, RunOptions
+from mgradcheck.run.runner import Job, JobRun, Runner, RunOptions
 from mgradcheck.sweep.catalogue import Case
 from mgradcheck.sweep.catalogue.coverage import EXCLUDED, Coverage, account, public
 from mgradcheck.sweep.execute import CaseResult, Status
@@ -33,28 +29,18 @@ CHECKED, FINDING, UNSUPPORTED, NOT_COVERED = "checked", "finding", "unsupported"
 
 def public_names(command: ChildCommand, env: Environment) -> list[str]:
     """The target MLX's public callables, qualified (``mx.sin``, ``linalg.inv``)."""
-    with tempfile.TemporaryDirectory(prefix="mgradcheck-api-") as scratch:
-        path = Path(scratch) / "names.json"
-        entry = Entry(
-            id="sweep-public-callables",
-            title="the public callables of the target MLX",
-            summary="listed for mgradcheck sweep --coverage",
-            upstream=Upstream(None),
-            bug=Bug((Outcome.FAIL,), affects=()),
-            path="<sweep>",
-            line=0,
-            timeout=120,
-            code=(
-                "from mgradcheck.child.gradcheck.entry import write_public_callables\n"
-                f"write_public_callables({str(path)!r})\n"
-            ),
-        )
-        outcome = Runner(command, env, RunOptions(), Silent()).run([entry])
-        try:
-            names = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            reason = outcome.results[0].runs[0].reason if outcome.results else "not run"
-            raise HarnessError(f"could not list the target MLX's operations ({reason})") from None
+    code = (
+        "from mgradcheck.child.gradcheck.entry import write_public_callables\n"
+        "write_public_callables(__mgradcheck_log__)\n"  # a file with no name, read back here
+    )
+    jobs = iter([Job("sweep-public-callables", code, 120.0)])
+    ended: list[JobRun] = []
+    Runner(command, env, RunOptions(), Silent()).run_jobs(lambda: next(jobs, None), ended.append)
+    try:
+        names = json.loads(ended[0].log)
+    except (IndexError, ValueError):
+        reason = ended[0].run.reason if ended else "not run"
+        raise HarnessError(f"could not list the target MLX's operations ({reason})") from None
     return public(names)
 
 

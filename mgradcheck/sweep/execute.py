@@ -1,54 +1,64 @@
-"""Run sweep tasks in children, several per child, without giving up crash isolation.
+"""The sweep's adapter to the batch engine: gradcheck tasks in, case results out.
 
-Each child runs a batch of gradcheck specs and appends a "start" and a "done"
-line per case to a log file the parent names. When a child dies (a segfault in
-MLX, an abort, a timeout), the case that started without finishing is re-run
-alone, and the cases that never started are batched again; a case that
-crashes alone is a finding, one that crashed only after others in its batch is
-noted as such.
+:class:`~mgradcheck.run.batches.BatchRunner` runs the tasks several per child
+and re-runs a dead child's culprit alone; this module says what one task is (a
+gradcheck spec that ``run_batch`` runs in the child, logging it) and what its
+end means: its "done" line's result, or, for a case that died alone, what the
+runner saw of its child. A case that crashes alone is a finding; one that
+crashed only after others in its batch is noted as such.
 """
 
 from __future__ import annotations
 
 import enum
-import itertools
 import json
-import shutil
-import tempfile
-import time
-from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from mgradcheck.child.gradcheck_spec import UNSUPPORTED
-from mgradcheck.corpus.entry import Bug, Entry, Upstream
 from mgradcheck.errors import Interrupted
 from mgradcheck.outcomes import Outcome
-from mgradcheck.run.batches import read_log
+from mgradcheck.run.batches import BatchRunner, Finished
 from mgradcheck.run.child_process import ChildCommand
-from mgradcheck.run.display import Labelled, Progress, Silent
+from mgradcheck.run.display import Progress
 from mgradcheck.run.observation import Environment, Observation
-from mgradcheck.run.runner import Runner, RunOptions
 from mgradcheck.sweep.catalogue import Case
 
 
 class Status(enum.Enum):
-    """What one case at one dtype did, in report order."""
+    """What one case at one dtype did, in report order.
+
+    Where a status is what the child did (crash, timeout, error, pass, not run), it is
+    that :class:`~mgradcheck.outcomes.Outcome`, label and all (:meth:`of`). The rest are
+    gradcheck's own verdicts on a case that ran to its end, which no outcome says: a
+    wrong answer (two ways of computing one derivative disagree) is the finding the
+    sweep looks for, where an outcome's "fail" is a corpus entry's oracle failing; an
+    unsupported case (MLX implements no derivative path checked) and one not checked
+    (every point drawn was a kink or a tie) are neither a skip nor a pass. Nor is a
+    failure what it is to a corpus run: an error is the catalogue's or the harness's
+    problem and not a finding, and "not run" is the budget's.
+    """
 
     WRONG = ("wrong answer", True)
-    CRASH = ("crash", True)
-    TIMEOUT = ("timeout", True)
-    ERROR = ("error", False)  # the case itself raised: a catalogue or harness problem
+    CRASH = (Outcome.CRASH, True)
+    TIMEOUT = (Outcome.TIMEOUT, True)
+    ERROR = (Outcome.ERROR, False)  # the case itself raised: a catalogue or harness problem
     UNSUPPORTED = ("unsupported", False)
     NOT_CHECKED = ("not checked", False)
-    PASS = ("pass", False)
-    NOT_RUN = ("not run", False)
+    PASS = (Outcome.PASS, False)
+    NOT_RUN = (Outcome.NOT_RUN, False)
 
-    def __init__(self, label: str, is_finding: bool) -> None:
-        self.label = label
+    def __init__(self, what: Outcome | str, is_finding: bool) -> None:
+        self.outcome = what if isinstance(what, Outcome) else None
+        self.label = what.label if isinstance(what, Outcome) else what
         self.is_finding = is_finding
+
+    @classmethod
+    def of(cls, outcome: Outcome) -> Status:
+        """The status of a case whose child did ``outcome`` (fail and skip, which a batch child
+        never reports, are errors)."""
+        return next((status for status in cls if status.outcome is outcome), cls.ERROR)
 
 
 @dataclass(frozen=True)
@@ -130,17 +140,26 @@ def from_observation(task: Task, run: Observation) -> CaseResult:
     tail = "\n".join(lines[-12:])
     crumbs = [line for line in lines if line.startswith("gradcheck: running ")]
     during = f" while {crumbs[-1][len('gradcheck: ') :].split(' | ')[0]}" if crumbs else ""
-    if run.outcome is Outcome.CRASH:
+    status = Status.of(run.outcome)
+    if status is Status.CRASH:
         found = _last_path(lines, run.reason)
-        return CaseResult(task, Status.CRASH, [found] if found else [],
+        return CaseResult(task, status, [found] if found else [],
                           message=f"{run.reason}{during}\n{tail}".strip())  # fmt: skip
-    if run.outcome is Outcome.TIMEOUT:
-        return CaseResult(task, Status.TIMEOUT, message=f"{run.reason}{during}")
-    if run.outcome is Outcome.NOT_RUN:
-        return CaseResult(task, Status.NOT_RUN)
+    if status is Status.TIMEOUT:
+        return CaseResult(task, status, message=f"{run.reason}{during}")
+    if status is Status.NOT_RUN:
+        return CaseResult(task, status)
     return CaseResult(
         task, Status.ERROR, message=f"no result from the child: {run.reason}\n{tail}".strip()
     )
+
+
+def from_finished(task: Task, item: Finished) -> CaseResult:
+    """A case's result: its "done" line when its child wrote one, else its child's end."""
+    line = item.line
+    result = from_line(task, line) if line is not None else from_observation(task, item.run)
+    result.note = item.note
+    return result
 
 
 def _last_path(lines: Sequence[str], reason: str) -> dict[str, Any] | None:
@@ -160,29 +179,16 @@ def _last_path(lines: Sequence[str], reason: str) -> dict[str, Any] | None:
             "repro": {"check": path["check"], **path["repro"]}, "values": point["values"]}  # fmt: skip
 
 
-def batch_entry(
-    number: int, specs: Sequence[Mapping[str, Any]], log: Path, timeout: float
-) -> Entry:
-    """A code entry whose child runs ``specs`` one after another, logging each to ``log``."""
-    code = (
+def batch_code(specs: Sequence[Mapping[str, Any]]) -> str:
+    """The code of a child that runs gradcheck ``specs`` in turn, logging each."""
+    return (
         "from mgradcheck.child.gradcheck import run_batch\n"
-        f"run_batch({[dict(s) for s in specs]!r}, {str(log)!r}, globals())\n"
-    )
-    return Entry(
-        id=f"sweep-batch-{number}",
-        title=f"sweep batch {number}",
-        summary="gradcheck cases run by mgradcheck sweep",
-        upstream=Upstream("https://github.com/ml-explore/mlx/issues"),
-        bug=Bug((Outcome.FAIL,), affects=()),
-        path="<sweep>",
-        line=0,
-        timeout=timeout * len(specs),
-        code=code,
+        f"run_batch({[dict(s) for s in specs]!r}, __mgradcheck_log__, globals())\n"
     )
 
 
 class Executor:
-    """Runs tasks in batches of children through :class:`~mgradcheck.run.runner.Runner`."""
+    """Runs tasks several per child (see :class:`~mgradcheck.run.batches.BatchRunner`)."""
 
     def __init__(
         self,
@@ -193,6 +199,7 @@ class Executor:
         timeout: float = 120.0,
         progress: Progress | None = None,
     ) -> None:
+        """``timeout``: one case's. ``progress`` is shown each child running, by its first case."""
         self.command = command
         self.environment = environment
         self.jobs = max(1, jobs)
@@ -200,93 +207,41 @@ class Executor:
         self.timeout = timeout
         self.progress = progress
         self.interrupted: Interrupted | None = None  # set when a run stopped on SIGINT/SIGTERM
-        self._numbers = itertools.count()
 
     def run(
-        self, tasks: Sequence[Task], deadline: float | None = None, batch_size: int | None = None
+        self,
+        tasks: Sequence[Task],
+        deadline: float | None = None,
+        batch_size: int | None = None,
+        *,
+        group: Sequence[str] | None = None,
+        on_result: Callable[[CaseResult], None] | None = None,
     ) -> list[CaseResult]:
-        """Every task's result, in order; those left when ``deadline`` (monotonic) passes are "not run".
+        """Every task's result, in order; those not started when ``deadline`` (monotonic)
+        passes are "not run". ``group``: each task's, when tasks of different groups must not
+        share a child; ``on_result`` is told of each result as it comes.
 
         On an interrupt, the cases that finished keep their results, the rest are
         "not run", and :attr:`interrupted` says which signal stopped it.
         """
-        size = batch_size or self.batch_size
         results: dict[int, CaseResult] = {}
-        queue: deque[list[int]] = deque(
-            list(range(i, min(i + size, len(tasks)))) for i in range(0, len(tasks), size)
-        )
-        notes: dict[int, str] = {}
-        scratch = Path(tempfile.mkdtemp(prefix="mgradcheck-sweep-"))
-        try:
-            self._waves(tasks, queue, results, notes, scratch, deadline)
-        except Interrupted as exc:  # between two waves: what finished stands
-            self.interrupted = exc
-        finally:
-            shutil.rmtree(scratch, ignore_errors=True)
-        return [results.get(i) or CaseResult(task, Status.NOT_RUN) for i, task in enumerate(tasks)]
 
-    def _waves(
-        self,
-        tasks: Sequence[Task],
-        queue: deque[list[int]],
-        results: dict[int, CaseResult],
-        notes: dict[int, str],
-        scratch: Path,
-        deadline: float | None,
-    ) -> None:
-        """Run batches two per job at a time until the queue, the deadline or an interrupt ends it."""
-        while queue and (deadline is None or time.monotonic() < deadline):
-            wave = [queue.popleft() for _ in range(min(2 * self.jobs, len(queue)))]
-            logs = [scratch / f"batch-{next(self._numbers)}.jsonl" for _ in wave]
-            entries = [
-                batch_entry(i, [tasks[t].spec for t in batch], log, self.timeout)
-                for i, (batch, log) in enumerate(zip(wave, logs, strict=True))
-            ]
-            # Each batch child runs its cases one after another: shown by its first case.
-            labels = [
-                tasks[batch[0]].key + (f" +{len(batch) - 1}" if len(batch) > 1 else "")
-                for batch in wave
-            ]
-            shown = Labelled(
-                self.progress or Silent(),
-                {e.id: label for e, label in zip(entries, labels, strict=True)},
-            )
-            runner = Runner(self.command, self.environment, RunOptions(jobs=self.jobs), shown)
-            outcome = runner.run(entries)
-            self.interrupted = outcome.interrupted
-            finished: list[CaseResult] = []
-            for batch, log, entry_result in zip(wave, logs, outcome.results, strict=True):
-                done, started = read_log(log, key="case")
-                run = entry_result.runs[0]
-                unstarted = []
-                for pos, t in enumerate(batch):
-                    if self.interrupted is not None:
-                        if pos in done:
-                            results[t] = from_line(tasks[t], done[pos])
-                            finished.append(results[t])
-                        continue
-                    if pos in done:
-                        results[t] = from_line(tasks[t], done[pos])
-                        results[t].note = notes.get(t, "")
-                        finished.append(results[t])
-                    elif len(batch) == 1:
-                        results[t] = from_observation(tasks[t], run)
-                        results[t].note = notes.get(t, "")
-                        finished.append(results[t])
-                    elif pos in started:
-                        notes[t] = (
-                            f"its batch child died ({run.reason}) in it; this is its run alone"
-                        )
-                        queue.appendleft([t])  # the suspect runs alone, next
-                    else:
-                        unstarted.append(t)
-                if unstarted:
-                    queue.append(unstarted)
-            if self.progress is not None:
-                for result in finished:
-                    if result.status.is_finding or result.status is Status.ERROR:
-                        self.progress.line(f"{result.task.key}: {result.status.label}")
-                self.progress.advance(len(finished))
-                self.progress.status(f"{len(results)}/{len(tasks)} cases run")
-            if self.interrupted is not None:
-                break
+        def finished(item: Finished) -> None:
+            results[item.index] = result = from_finished(tasks[item.index], item)
+            if on_result is not None:
+                on_result(result)
+
+        engine = BatchRunner(
+            self.command,
+            self.environment,
+            lambda items: batch_code([tasks[i].spec for i in items]),
+            self.timeout,
+            self.jobs,
+            batch_size or self.batch_size,
+            group=group,
+            name=lambda i: tasks[i].key,
+            progress=self.progress,
+            deadline=deadline,
+        )
+        self.interrupted = engine.run(len(tasks), finished)
+        return [results.get(i) or CaseResult(task, Status.NOT_RUN) for i, task in enumerate(tasks)]

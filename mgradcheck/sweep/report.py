@@ -48,13 +48,16 @@ def render(report: SweepReport) -> str:
                 f"  ERROR {result.task.key}: {result.message.splitlines()[0] if result.message else ''}"
             )
     not_run = report.counts()[Status.NOT_RUN]
-    if not_run:
+    if not_run or report.unshrunk:
         why = (
             f"interrupted by {report.interrupted}"
             if report.interrupted
             else f"the budget of {report.budget:.0f}s ran out (raise --budget)"
         )
-        lines.append(f"  {count(not_run, 'run')} not started: {why}")
+        left = [f"{count(not_run, 'run')} not started"] if not_run else []
+        if report.unshrunk:
+            left.append(f"{count(report.unshrunk, 'finding')} left unshrunk (reported as found)")
+        lines.append(f"  {', '.join(left)}: {why}")
     return printable("\n".join(lines))  # findings quote what MLX printed
 
 

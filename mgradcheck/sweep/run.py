@@ -2,15 +2,17 @@
 
 Each stage is a plain function over typed values, importable and testable
 without Click. The budget bounds the whole sweep: the catalogue gets three
-quarters of it, shrinking what is left; confirming the emitted entries (one
-child each) always runs, so every entry written is known to reproduce or not.
+quarters of it, shrinking (every finding at once, up to ``-j`` children) what is
+left, and a finding still shrinking when it runs out is reported as far as it
+got; confirming the emitted entries (one child each) always runs, so every entry
+written is known to reproduce or not.
 """
 
 from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,7 +28,7 @@ from mgradcheck.sweep.catalogue import DTYPES, Case, catalogue, select, tasks
 from mgradcheck.sweep.coverage import Table, public_names, tabulate
 from mgradcheck.sweep.execute import CaseResult, Executor, Status, Task
 from mgradcheck.sweep.findings import Group, group
-from mgradcheck.sweep.shrink import Shrunk, shrink
+from mgradcheck.sweep.shrink import Shrunk, shrink_all
 from mgradcheck.wording import count
 
 SCHEMA = "mgradcheck-sweep"
@@ -66,6 +68,7 @@ class FindingReport:
             **self.group.summary(),
             "shrunk": dict(self.shrunk.spec),
             "shrink_steps": self.shrunk.steps,
+            "shrink_stopped": self.shrunk.stopped,  # "" unless the budget or an interrupt cut it
             "evidence": self.shrunk.result.to_json(),
             "emitted": str(self.path) if self.path else None,
             "reproduced": self.reproduced,
@@ -83,9 +86,15 @@ class SweepReport:
     budget: float = 0.0
     interrupted: Interrupted | None = None  # stopped by SIGINT/SIGTERM: the results are partial
     coverage: Table | None = None  # with --coverage: MLX's operations by transform
+    meta: dict[str, Any] = field(default_factory=dict)  # a shard's: see corpus.shard.split
 
     def counts(self) -> Counter[Status]:
         return Counter(r.status for r in self.results)
+
+    @property
+    def unshrunk(self) -> int:
+        """How many findings the budget or an interrupt left before their shrinking ended."""
+        return sum(1 for f in self.findings if f.shrunk.stopped)
 
     def summary_line(self) -> str:
         tally = self.counts()
@@ -94,6 +103,7 @@ class SweepReport:
             f"{count(self.cases, 'catalogue case')}, {count(len(self.results), 'run')} in "
             f"{self.seconds:.0f}s on mlx {self.environment.mlx}: {parts}; "
             f"{count(len(self.findings), 'distinct finding')}"
+            + (f" ({self.unshrunk} left unshrunk)" if self.unshrunk else "")
             + (f" (interrupted by {self.interrupted})" if self.interrupted else "")
         )
 
@@ -110,6 +120,7 @@ class SweepReport:
             "counts": {s.label: self.counts()[s] for s in Status},
             "findings": [f.to_json() for f in self.findings],
             "coverage": self.coverage.to_json() if self.coverage is not None else None,
+            "meta": self.meta,
             "results": [r.to_json() for r in self.results],
         }
 
@@ -165,8 +176,9 @@ def sweep(
         command, env, jobs=options.jobs, batch_size=options.batch_size, progress=progress
     )
     progress.start(f"sweep of {count(len(chosen), 'case')} on mlx {env.mlx}", total=len(planned))
+    deadline = started + CATALOGUE_SHARE * options.budget
     try:
-        results = executor.run(planned, started + CATALOGUE_SHARE * options.budget)
+        results = executor.run(planned, deadline, on_result=_shown(progress, len(planned)))
     finally:
         progress.stop()
     report = SweepReport(env, len(chosen), results, budget=options.budget)
@@ -176,26 +188,16 @@ def sweep(
     if report.interrupted is not None:
         report.seconds = time.monotonic() - started
         return report  # no shrinking or emitting: the user asked to stop
-    deadline = started + options.budget
-    quiet = Executor(command, env, jobs=options.jobs, batch_size=options.batch_size)
     groups = group(results)
+    shrunk = [Shrunk(found.representative()) for found in groups]
     if groups and options.shrink:
         progress.start(f"shrinking {count(len(groups), 'finding')}", total=len(groups))
-    try:
-        for found in groups:
-            if quiet.interrupted is not None:  # report the rest as found, unshrunk
-                report.findings.append(FindingReport(found, Shrunk(found.representative())))
-                continue
-            progress.item_started(found.title)
-            shrunk = (
-                shrink(found, quiet, deadline) if options.shrink else Shrunk(found.representative())
-            )
-            progress.item_finished(found.title)
-            progress.advance()
-            report.findings.append(FindingReport(found, shrunk))
-    finally:
-        progress.stop()
-    report.interrupted = quiet.interrupted
+        try:
+            shrunk = shrink_all(groups, executor, started + options.budget, progress)
+        finally:
+            progress.stop()
+        report.interrupted = executor.interrupted
+    report.findings = [FindingReport(g, s) for g, s in zip(groups, shrunk, strict=True)]
     if options.emit is not None and report.findings and report.interrupted is None:
         options.emit.mkdir(parents=True, exist_ok=True)
         for finding in report.findings:
@@ -213,3 +215,22 @@ def sweep(
                 finding.reproduced, finding.reproduction = confirmed[finding.path]
     report.seconds = time.monotonic() - started
     return report
+
+
+def _shown(progress: Progress, total: int) -> Callable[[CaseResult], None]:
+    """Tells ``progress`` of each case's result: a finding or an error by name, the count
+    (as its status at most once a second, which a log shows as a line)."""
+    done = 0
+    said = 0.0
+
+    def shown(result: CaseResult) -> None:
+        nonlocal done, said
+        done += 1
+        if result.status.is_finding or result.status is Status.ERROR:
+            progress.line(f"{result.task.key}: {result.status.label}")
+        progress.advance()
+        if done == total or time.monotonic() - said >= 1.0:
+            said = time.monotonic()
+            progress.status(f"{done}/{total} cases run")
+
+    return shown

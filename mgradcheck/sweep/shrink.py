@@ -1,22 +1,33 @@
-"""Shrink a finding: fewest traced arguments, smallest shapes, simplest values that still fail.
+"""Shrink findings: fewest traced arguments, smallest shapes, simplest values that still fail.
 
 Greedy and bounded: each step proposes a few candidate specs, runs them all in
 children (crash-isolated like the sweep itself), and keeps the first candidate,
 in order of preference, that still shows the group's failure.
+
+Every finding shrinks at once, in rounds: a round runs the next step of each
+finding still shrinking, all its candidates together, up to ``-j`` children.
+Work is shared where it is free: a candidate proposed twice (findings of one
+operation start from one representative) runs once, and the candidates of one
+operation share children, as the sweep's cases do; a crash's or a hang's each
+run alone, since each of them is likely to die. When the deadline passes, a
+finding keeps the smallest run found so far, and says it stopped.
 """
 
 from __future__ import annotations
 
 import copy
+import json
 import re
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from mgradcheck.child.gradcheck_spec import CHECKS, FLOATS
-from mgradcheck.sweep.execute import CaseResult, Executor
+from mgradcheck.run.display import Progress, Silent
+from mgradcheck.sweep.execute import CaseResult, Executor, Status, Task
 from mgradcheck.sweep.findings import Group, arg_names
+from mgradcheck.wording import count
 
 Spec = dict[str, Any]
 FILLS = (1.0, 0.5, -0.5, 2.0, -1.5)
@@ -26,6 +37,7 @@ FILLS = (1.0, 0.5, -0.5, 2.0, -1.5)
 class Shrunk:
     result: CaseResult  # the smallest run that still fails
     steps: list[str] = field(default_factory=list)
+    stopped: str = ""  # why shrinking stopped before its last step ("out of time", ...), if it did
 
     @property
     def spec(self) -> Mapping[str, Any]:
@@ -124,11 +136,12 @@ def simpler_values(result: CaseResult) -> list[tuple[str, Spec]]:
     return out
 
 
-def shrink(group: Group, executor: Executor, deadline: float | None = None) -> Shrunk:
-    """The smallest spec that still shows ``group``'s failure (the representative if nothing smaller does)."""
-    best = Shrunk(group.representative())
-    batch = 1 if group.kind in ("crash", "timeout") else None
-    proposals: list[Callable[[CaseResult], list[tuple[str, Spec]]]] = [
+Propose = Callable[[CaseResult], list[tuple[str, Spec]]]
+
+
+def proposals(group: Group) -> list[Propose]:
+    """The steps of shrinking ``group``'s finding, in order: each proposes candidates from the best run."""
+    return [
         lambda r: narrow(group, r),
         lambda r: (
             [("one point", _with(r.task.spec, points=1))]
@@ -139,20 +152,107 @@ def shrink(group: Group, executor: Executor, deadline: float | None = None) -> S
         smaller_shapes,  # a second round: halved shapes may halve again
         simpler_values,
     ]
-    for propose in proposals:
-        if deadline is not None and time.monotonic() > deadline:
-            best.steps.append("stopped: out of time")
+
+
+class _Shrinking:
+    """One finding on its way down: its best run so far, and the steps it has yet to try."""
+
+    def __init__(self, group: Group) -> None:
+        self.group = group
+        self.best = Shrunk(group.representative())
+        self.steps = proposals(group)
+        self.candidates: list[tuple[str, Spec]] = []
+
+    def propose(self) -> bool:
+        """Take the next step that proposes something; False when none is left."""
+        while self.steps:
+            self.candidates = self.steps.pop(0)(self.best.result)
+            if self.candidates:
+                return True
+        return False
+
+    def keep(self, runs: Sequence[CaseResult | None]) -> None:
+        """Keep the first candidate that still fails (None: not run, for want of time)."""
+        for (what, _), run in zip(self.candidates, runs, strict=True):
+            if run is not None and self.group.shown_by(run):
+                self.best = Shrunk(run, [*self.best.steps, what])
+                return
+
+
+def _key(spec: Mapping[str, Any]) -> str:
+    return json.dumps(spec, sort_keys=True)
+
+
+def shrink_all(
+    groups: Sequence[Group],
+    executor: Executor,
+    deadline: float | None = None,
+    progress: Progress | None = None,
+) -> list[Shrunk]:
+    """Each group's smallest run that still shows its failure (its representative if nothing
+    smaller does), in order. ``progress`` is told of each finding as it is done."""
+    progress = progress or Silent()
+    states = [_Shrinking(g) for g in groups]
+    left = list(states)
+    ran: dict[str, CaseResult] = {}  # each candidate's run, by its spec
+    step = 0
+    while left:
+        for state in [s for s in left if not s.propose()]:
+            _done(state, progress)
+            left.remove(state)
+        if not left:
             break
-        candidates = propose(best.result)
-        if not candidates:
-            continue
-        tasks = [replace(best.result.task, spec=spec) for _, spec in candidates]
-        runs = executor.run(tasks, deadline, batch_size=batch)
+        if deadline is not None and time.monotonic() >= deadline:
+            _stop(left, "out of time", progress)
+            break
+        step += 1
+        tasks, groups_of = _candidates(left, ran)
+        progress.status(
+            f"step {step}: {count(len(tasks), 'candidate')} for {count(len(left), 'finding')}"
+        )
+        runs = executor.run(tasks, deadline, group=groups_of) if tasks else []
+        for task, run in zip(tasks, runs, strict=True):
+            if run.status is not Status.NOT_RUN:
+                ran[_key(task.spec)] = run
+        for state in left:
+            state.keep([ran.get(_key(spec)) for _, spec in state.candidates])
         if executor.interrupted is not None:
-            best.steps.append(f"stopped: interrupted by {executor.interrupted}")
+            _stop(left, f"interrupted by {executor.interrupted}", progress)
             break
-        for (what, _), run in zip(candidates, runs, strict=True):
-            if group.shown_by(run):
-                best = Shrunk(run, [*best.steps, what])
-                break
-    return best
+        # A step whose candidates did not all run was cut short by the deadline.
+        cut = [s for s in left if any(_key(spec) not in ran for _, spec in s.candidates)]
+        _stop(cut, "out of time", progress)
+        left = [s for s in left if s not in cut]
+    return [state.best for state in states]
+
+
+def _candidates(
+    left: Sequence[_Shrinking], ran: Mapping[str, CaseResult]
+) -> tuple[list[Task], list[str]]:
+    """The candidates of this round not run yet, each once, and the group of each (its
+    operation's, to share children; its own, for a crash's or a hang's)."""
+    tasks: list[Task] = []
+    groups_of: list[str] = []
+    seen: set[str] = set()
+    for state in left:
+        alone = state.group.kind in ("crash", "timeout")
+        for _, spec in state.candidates:
+            key = _key(spec)
+            if key in ran or key in seen:
+                continue
+            seen.add(key)
+            tasks.append(replace(state.best.result.task, spec=spec))
+            groups_of.append(f"{len(tasks)}" if alone else f"op {state.group.op}")
+    return tasks, groups_of
+
+
+def _done(state: _Shrinking, progress: Progress) -> None:
+    steps = "; ".join(state.best.steps) if state.best.steps else "nothing smaller fails"
+    progress.line(f"{state.group.title}: {steps}")
+    progress.advance()
+
+
+def _stop(left: Sequence[_Shrinking], why: str, progress: Progress) -> None:
+    for state in left:
+        state.best.stopped = why
+        progress.advance()

@@ -26,7 +26,8 @@ from mgradcheck.releases.index import list_releases, parse_range
 from mgradcheck.releases.matrix import run_matrix
 from mgradcheck.releases.regress import Judged, RegressOn, State
 from mgradcheck.releases.runs import Settings, open_target, run_release
-from mgradcheck.run.display import Progress, Silent
+from mgradcheck.reports.markdown import cell, prose
+from mgradcheck.run.display import Progress, Silent, printable
 from mgradcheck.run.observation import Environment, Observation
 from mgradcheck.sweep import script as scripts
 from mgradcheck.sweep.catalogue import Case
@@ -180,32 +181,43 @@ def _observed(run: Observation) -> str:
     return text.strip()
 
 
+def _fence(text: str, info: str = "") -> str:
+    """``text`` as a code block whose fence no run of backticks in it can close."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{info}\n{text}\n{fence}"
+
+
 def render(found: Issue) -> str:
-    """The issue as Markdown: title, summary, script, observed, releases, environment."""
+    """The issue as Markdown: title, summary, script, observed, releases, environment.
+
+    What the corpus and the child wrote is shown as written, never as markup: code in
+    fences that no line of it can close, the rest escaped (no link, no heading, no
+    @mention), control characters as escapes.
+    """
     entry, env, run = found.entry, found.environment, found.newest
     table = "\n".join(
-        f"| {j.version} | {'reproduces' if j.state is State.BAD else j.state.label}: {j.outcome} |"
+        f"| {j.version} | {'reproduces' if j.state is State.BAD else j.state.label}: "
+        f"{cell(j.outcome)} |"
         for j in found.releases
     )
     title = entry.title.removeprefix("sweep: ").rstrip(".")
-    return f"""\
-## {title}
+    mlx, backend = cell(str(env.mlx)), cell(str(env.backend))
+    finder = entry.found_by.describe() if entry.found_by else "found by mgradcheck"
+    return printable(f"""\
+## {cell(title, 300)}
 
-{entry.summary.strip()}
+{prose(entry.summary)}
 
 ### Reproducer
 
 Standalone (MLX and NumPy only); it raises `AssertionError` while the bug is present.
 
-```python
-{found.script.rstrip()}
-```
+{_fence(found.script.rstrip(), "python")}
 
-### Observed and expected (mlx {env.mlx}, {env.backend})
+### Observed and expected (mlx {mlx}, {backend})
 
-```
-{_observed(run)}
-```
+{_fence(_observed(run))}
 
 ### Releases
 
@@ -215,7 +227,7 @@ Standalone (MLX and NumPy only); it raises `AssertionError` while the bug is pre
 
 ### Environment
 
-- mlx {env.mlx}, backend {env.backend} ({env.device})
-- Python {env.python}, {env.platform} ({platform.machine()})
-- {entry.found_by.describe() if entry.found_by else "found by mgradcheck"}
-"""
+- mlx {mlx}, backend {backend} ({cell(str(env.device))})
+- Python {cell(env.python)}, {cell(env.platform)} ({platform.machine()})
+- {cell(finder, 300)}
+""")

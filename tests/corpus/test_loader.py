@@ -96,6 +96,14 @@ def test_good_entry_loads_every_field(tmp_path: Path) -> None:
             "entry.yaml:{line}: id: 'Good_Entry' is not kebab-case",
         ),
         (
+            ("id: good-entry", 'id: "good-entry\\n"'),  # "$" would match before the newline
+            "entry.yaml:{line}: id: 'good-entry\\n' is not kebab-case",
+        ),
+        (
+            ("  report: https://github.com/ml-explore/mlx/issues/1", '  report: "https://x\\n"'),
+            "upstream.report: 'https://x\\n' is not an https:// link",
+        ),
+        (
             ('  mlx: ">=0.26"', '  mlx: ">>0.26"'),
             "entry.yaml:{line}: requires.mlx: '>>0.26' is not a valid version specifier",
         ),
@@ -331,3 +339,33 @@ def test_bad_found_by_names_its_field(tmp_path: Path, found_by: str, expected: s
     text = UNREPORTED.replace(old, found_by)
     (problem,) = problems(tmp_path, text)
     assert expected in problem
+
+
+def test_a_file_s_problems_are_all_said_at_once_in_line_order(tmp_path: Path) -> None:
+    text = """\
+id: Bad_Id
+title: t
+summary: s
+found_by: {tool: me, mlx: "0.32.4", backend: cpux, date: 2026-11-22}
+bug:
+  outcome: failz
+  affects: [cpux]
+timeout: -1
+requires: {mlx: "garbage"}
+code: pass
+"""
+    found = problems(tmp_path, text)  # an unquoted date used to hide the rest
+    where = f"{tmp_path / 'entry.yaml'}:"
+    assert [p.removeprefix(where).split(":")[0] for p in found] == [
+        "1", "4", "4", "6", "7", "8", "9"
+    ], found  # fmt: skip
+    assert found[1] == f"{where}4: found_by.date: write dates as quoted strings ('2026-11-22')"
+
+
+def test_the_entry_corpus_readme_gives_to_copy_is_valid(tmp_path: Path) -> None:
+    readme = (Path(__file__).parents[2] / "corpus" / "README.md").read_text()
+    text = readme.split("```yaml\n", 1)[1].split("```", 1)[0]
+    write_entry(tmp_path, "copied", text)
+    (entry,) = load([tmp_path])
+    assert entry.id == "where-jvp-constant-branch"
+    assert entry.bug.fixed_in["cpu"] == Version("0.32.0")

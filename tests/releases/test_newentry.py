@@ -3,14 +3,19 @@ wrong on some releases and right on others (tests/fake_mlx.py)."""
 
 from __future__ import annotations
 
+import errno
+import subprocess
+import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
 from packaging.version import Version
 
+import mgradcheck
 from mgradcheck.cli import cli
-from mgradcheck.corpus.loader import load
+from mgradcheck.corpus.loader import bundled_corpus, load
 from mgradcheck.outcomes import Outcome
 from mgradcheck.releases.matrix import Flip
 from mgradcheck.releases.regress import State
@@ -90,6 +95,64 @@ def test_a_failed_check_between_two_releases(fake_wheels: Path, tmp_path: Path) 
     assert taken.exit_code == 2 and "exists; give --force" in taken.output
 
 
+def test_the_entry_goes_where_the_user_is(
+    fake_wheels: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bundled = {p: p.read_bytes() for p in bundled_corpus().glob("*.yaml")}
+    monkeypatch.chdir(tmp_path)
+    source = ["--no-index", "--find-links", str(fake_wheels), "--backend", "cpu", "-q"]
+    done = CliRunner().invoke(
+        cli, ["new", str(script(tmp_path, "halved_grad.py", WRONG_GRAD)), "--id", "x", *source]
+    )
+    assert done.exit_code == 0, done.output
+    assert "made corpus/ in " in done.output and "wrote corpus/x.yaml:" in done.output
+    (entry,) = load([tmp_path / "corpus"])
+    assert entry.id == "x"
+    assert {p: p.read_bytes() for p in bundled_corpus().glob("*.yaml")} == bundled
+    again = CliRunner().invoke(
+        cli, ["new", str(tmp_path / "halved_grad.py"), "--id", "y", "--mlx", "1.2.0", *source]
+    )
+    assert again.exit_code == 0, again.output
+    assert "made corpus/" not in again.output and "wrote corpus/y.yaml:" in again.output
+
+
+def test_a_bad_file_reads_the_same_from_new_and_validate(
+    fake_wheels: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "by-hand.yaml").write_text("id: by-hand\ntitle: t\nsummary: s\ncode: pass\n")
+    monkeypatch.chdir(tmp_path)
+    validated = CliRunner().invoke(cli, ["validate", "corpus"])
+    made = new(fake_wheels, corpus, str(script(tmp_path, "s.py", RAISES)))  # given absolute
+    assert validated.exit_code == made.exit_code == 2
+    assert made.output == validated.output
+    assert made.output.startswith("mgradcheck: error: corpus/by-hand.yaml:1: ")
+
+
+def test_the_package_is_never_written(fake_wheels: Path, tmp_path: Path) -> None:
+    package = Path(mgradcheck.__file__).parent / "bundled_corpus"
+    done = new(fake_wheels, package, str(script(tmp_path, "s.py", RAISES)), "--id", "x")
+    assert done.exit_code == 2 and "inside the installed mgradcheck package" in done.output
+    assert not (package / "x.yaml").exists()
+
+
+def test_the_range_tried_is_not_a_requirement(fake_wheels: Path, tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus"
+    grad = str(script(tmp_path, "halved_grad.py", WRONG_GRAD))
+    done = new(fake_wheels, corpus, grad, "--versions", ">=1.2")
+    assert done.exit_code == 0, done.output
+    (entry,) = load([corpus])
+    assert entry.requires.mlx is None  # 1.0 and 1.1 were not tried, not found free of the bug
+    assert entry.bug.expected(Version("1.1.0"), "cpu")
+    asked = new(fake_wheels, corpus, grad, "--id", "asked", "--versions", ">=1.2",
+                "--requires-mlx", ">=1.1")  # fmt: skip
+    assert asked.exit_code == 0, asked.output
+    entry = next(e for e in load([corpus]) if e.id == "asked")
+    assert str(entry.requires.mlx) == ">=1.1"
+    assert ResultsStore().get(fake_mlx.settings(fake_wheels).key(entry, Version("1.2.0")))
+
+
 def test_an_exception_and_a_printed_value(fake_wheels: Path, tmp_path: Path) -> None:
     corpus = tmp_path / "corpus"
     done = new(fake_wheels, corpus, str(script(tmp_path, "vmap.py", RAISES)), "--versions", "<1.5")
@@ -126,6 +189,8 @@ def test_an_exception_and_a_printed_value(fake_wheels: Path, tmp_path: Path) -> 
         (["missing.py"], None, "missing.py: no such file"),
         (["s.py", "--mlx", "9.9.9"], RAISES, "mlx 9.9.9 is not installable"),
         (["s.py", "--id", "Not_Kebab"], RAISES, "is not kebab-case"),
+        (["s.py", "--id", "spoof\n"], RAISES, "'spoof\\n' is not kebab-case"),
+        (["s.py", "--issue", "https://x\n"], RAISES, "is not an https:// link"),
         (["s.py", "--issue", "http://x"], RAISES, "is not an https:// link"),
         (["s.py"], "import sys\nsys.exit(1)\n", "s.py:2: the script exits the interpreter"),
         (["s.py"], "def f(:\n", "s.py:1: syntax error"),
@@ -142,6 +207,35 @@ def test_bad_input(
     (line,) = done.output.strip().splitlines()
     assert said in line and "Traceback" not in done.output
     assert not (tmp_path / "corpus").exists()
+
+
+@pytest.mark.parametrize("where", ["read-only directory", "under a file"])
+def test_an_unwritable_corpus_is_refused_before_any_release_runs(
+    fake_wheels: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    corpus = tmp_path / "corpus"
+    if where == "under a file":
+        (tmp_path / "a-file").write_text("")
+        corpus = tmp_path / "a-file" / "corpus"
+    else:
+        corpus.mkdir()
+        real = tempfile.mkstemp
+
+        def read_only(*args: Any, **kwargs: Any) -> tuple[int, str]:
+            if Path(kwargs.get("dir") or ".").resolve() == corpus.resolve():  # as chmod 555 is
+                raise PermissionError(errno.EACCES, "Permission denied")  # for all but root
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(tempfile, "mkstemp", read_only)
+
+    def started(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("a subprocess was started")
+
+    monkeypatch.setattr(subprocess, "Popen", started)
+    done = new(fake_wheels, corpus, str(script(tmp_path, "s.py", RAISES)))
+    assert done.exit_code == 2, done.output
+    (line,) = done.output.strip().splitlines()
+    assert line.startswith("mgradcheck: error: cannot ") and str(corpus) in line
 
 
 def test_an_id_taken_by_another_file(fake_wheels: Path, tmp_path: Path) -> None:

@@ -154,10 +154,77 @@ def test_cli_badge_from_reports(shard_reports: list[Path], tmp_path: Path) -> No
     assert json.loads(endpoint.read_text())["color"]
 
 
-def test_cli_warns_about_a_missing_shard(shard_reports: list[Path], tmp_path: Path) -> None:
-    run = run_cli("report", "merge", str(shard_reports[0]), "--json", str(tmp_path / "m.json"))
+def test_cli_refuses_a_missing_shard_unless_allowed(
+    shard_reports: list[Path], tmp_path: Path
+) -> None:
+    merged = tmp_path / "m.json"
+    run = run_cli("report", "merge", str(shard_reports[0]), "--json", str(merged))
+    assert run.returncode == 2 and not merged.exists()
+    (line,) = run.stderr.splitlines()
+    assert line.startswith("mgradcheck: error: no report for shard mlx 0.32.4 cpu")
+    assert "2/2" in line and "--allow-missing" in line
+    run = run_cli(
+        "report", "merge", str(shard_reports[0]), "--json", str(merged), "--allow-missing"
+    )
     assert run.returncode == 0
     assert "warning: no report for shard mlx 0.32.4 cpu" in run.stderr and "2/2" in run.stderr
+    assert json_report.read(merged).meta["missing_shards"][0].endswith(": 2/2")
+
+
+def test_cli_merged_shards_equal_the_unsharded_run(
+    shard_reports: list[Path], tmp_path: Path
+) -> None:
+    whole, merged = tmp_path / "whole.json", tmp_path / "m.json"
+    run = run_cli(
+        "run", "--corpus", str(BEHAVIOURS), "passes", "fails-check", "raises", "-q",
+        "--json", str(whole),
+    )  # fmt: skip
+    assert run.returncode in (0, 1), run.stderr
+    run = run_cli("report", "merge", *map(str, shard_reports[:2]), "--json", str(merged))
+    assert run.returncode == 0, run.stderr
+
+    def results(path: Path) -> list[tuple[str, str, str, str]]:
+        return [(r.id, r.outcome_text, r.verdict.label, r.reason)
+                for r in json_report.read(path).results]  # fmt: skip
+
+    assert results(merged) == results(whole)  # the same results, in the same order
+
+
+def test_a_shard_given_twice_is_refused_naming_both_files() -> None:
+    one = report(result("a"), shard="1/2", selection={"fingerprint": "f1"})
+    again = report(result("b"), shard="1/2", selection={"fingerprint": "f1"})
+    with pytest.raises(
+        ValueError, match=r"^shard 1/2 of mlx 0\.32\.4 cpu .* is in both a\.json and b\.json$"
+    ):
+        merge.merge([one, again], ["a.json", "b.json"])
+
+
+def test_shards_of_different_selections_are_refused() -> None:
+    one = report(result("a"), shard="1/2", selection={"fingerprint": "f1"})
+    other = report(result("b"), shard="2/2", selection={"fingerprint": "f2"})
+    with pytest.raises(
+        ValueError, match=r"^a\.json and b\.json are shards of different selections"
+    ):
+        merge.merge([one, other], ["a.json", "b.json"])
+    # Another environment's shards are another run: their split is their own.
+    cuda = report(result("b", env=CUDA), shard="1/1", selection={"fingerprint": "f2"})
+    assert len(merge.merge([one, cuda]).results) == 2
+
+
+def test_cli_refuses_shards_of_different_selections_in_one_line(
+    shard_reports: list[Path], tmp_path: Path
+) -> None:
+    other = tmp_path / "other-2.json"
+    run = run_cli(
+        "run", "--corpus", str(BEHAVIOURS), "passes", "fails-check", "-q",
+        "--shard", "2/2", "--json", str(other),
+    )  # fmt: skip
+    assert run.returncode in (0, 1), run.stderr
+    run = run_cli("report", "merge", str(shard_reports[0]), str(other), "--json", "-")
+    assert run.returncode == 2 and run.stdout == ""
+    (line,) = run.stderr.splitlines()
+    assert "are shards of different selections" in line
+    assert str(shard_reports[0]) in line and str(other) in line
 
 
 def test_cli_refuses_mixed_versions_plainly(shard_reports: list[Path], tmp_path: Path) -> None:

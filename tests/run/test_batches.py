@@ -4,22 +4,24 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
-from mgradcheck.corpus.entry import Bug, Entry, Upstream
 from mgradcheck.outcomes import Outcome
 from mgradcheck.run.batches import BatchRunner, Finished, read_log
 from mgradcheck.run.child_process import ChildCommand
+from mgradcheck.run.runner import Runner
 from tests.conftest import environment
 
 # What each item does in its child: "ok" finishes; "crash" kills the child after its start
 # line; "early" kills it before writing anything (as a module that crashes on import would).
 CODE = """\
 import json, os, signal
-with open({log!r}, "a") as log:
+with open(__mgradcheck_log__, "a") as log:
     for k, what in enumerate({behaviours!r}):
         if what == "early":
             os.kill(os.getpid(), signal.SIGSEGV)
@@ -31,20 +33,14 @@ with open({log!r}, "a") as log:
 
 
 def run(behaviours: Sequence[str], size: int, group: Sequence[str] | None = None) -> list[Finished]:
-    sizes: list[int] = []
-
-    def make(number: int, items: Sequence[int], log: Path) -> Entry:
-        sizes.append(len(items))
+    def code(items: Sequence[int]) -> str:
         if group is not None:
             assert len({group[i] for i in items}) == 1, "a batch mixed two groups"
-        code = CODE.format(log=str(log), behaviours=[behaviours[i] for i in items])
-        return Entry(
-            id=f"batch-{number}", title="", summary="", upstream=Upstream(None),
-            bug=Bug((Outcome.FAIL,), affects=()), path="<batch>", line=0, timeout=60, code=code,
-        )  # fmt: skip
+        return CODE.format(behaviours=[behaviours[i] for i in items])
 
     finished: list[Finished] = []
-    runner = BatchRunner(ChildCommand(sys.executable), environment(), make, 2, size, group=group)
+    command = ChildCommand(sys.executable)
+    runner = BatchRunner(command, environment(), code, 60, 2, size, group=group)
     assert runner.run(len(behaviours), finished.append) is None
     assert sorted(f.index for f in finished) == list(range(len(behaviours)))  # each exactly once
     return sorted(finished, key=lambda f: f.index)
@@ -101,3 +97,89 @@ def test_a_log_is_read_as_untrusted_as_a_result(tmp_path: Path) -> None:
         assert read_log(tmp_path / name) == ({}, set())
     assert read_log(real, limit=10) == ({}, set())
     assert read_log(real)[0] == {0: {"event": "done", "item": 0, "status": "pass"}}
+
+
+def test_a_hang_in_a_batch_costs_one_items_timeout_before_it_runs_alone() -> None:
+    """A batch's child gets each item's timeout in turn (through its log), not the batch's."""
+    hangs = 'import time\nwith open(__mgradcheck_log__, "a") as log:\n    log.write(\'{"event": "start", "item": 0}\\n\')\ntime.sleep(600)\n'
+    code = CODE.format(behaviours=["ok"] * 3)
+
+    def batch(items: Sequence[int]) -> str:
+        return hangs if items[0] == 0 else code  # the hang first: the rest wait behind it
+
+    finished: list[Finished] = []
+    runner = BatchRunner(ChildCommand(sys.executable), environment(), batch, 2.0, 1, size=4)
+    started = time.monotonic()
+    assert runner.run(4, finished.append) is None
+    elapsed = time.monotonic() - started
+    hung = next(f for f in finished if f.index == 0)
+    assert hung.alone and hung.run.outcome is Outcome.TIMEOUT
+    assert "its log did not grow for 2s" in hung.note  # why its batch was ended
+    assert sorted(f.index for f in finished) == [0, 1, 2, 3]
+    assert elapsed < 4 * 2.0, elapsed  # the batch's timeout, which a hang used to cost first
+
+
+SIBLING = """\
+import json, os, time
+for k, what in enumerate({behaviours!r}):
+    with open(__mgradcheck_log__, "a") as log:
+        log.write(json.dumps({{"event": "start", "item": k}}) + "\\n")
+    if what == "forge":  # every file around its own directory, again and again
+        forged = "".join(json.dumps({{"event": "done", "item": i, "what": "forged"}}) + "\\n" for i in range(9))
+        end = time.monotonic() + 3
+        while time.monotonic() < end:
+            for top, _, files in os.walk("../.."):
+                for name in files:
+                    try:
+                        with open(os.path.join(top, name), "w") as f:
+                            f.write(forged)
+                    except OSError:
+                        pass
+            time.sleep(0.005)
+    if what == "slow":
+        time.sleep(1)
+    with open(__mgradcheck_log__, "a") as log:
+        log.write(json.dumps({{"event": "done", "item": k, "what": what}}) + "\\n")
+"""
+
+
+def test_a_batch_child_cannot_rewrite_a_siblings_log(tmp_path: Path) -> None:
+    """A log is a file with no name: a child that rewrites every file it can reach from its
+    own directory (where logs used to be: ../../batch-N.jsonl) changes no sibling's lines."""
+    behaviours = ["forge", "slow", "slow"]
+
+    def code(items: Sequence[int]) -> str:
+        return SIBLING.format(behaviours=[behaviours[i] for i in items])
+
+    finished: list[Finished] = []
+    group = ["forger", "sibling", "sibling"]
+    command = ChildCommand(sys.executable)
+    runner = BatchRunner(command, environment(), code, 60, 2, 2, scratch=tmp_path, group=group)
+    assert runner.run(len(behaviours), finished.append) is None
+    lines = {f.index: f.line for f in finished}
+    assert lines[1] is not None and lines[1]["what"] == "slow", lines
+    assert lines[2] is not None and lines[2]["what"] == "slow", lines
+
+
+STOPPED = """\
+import time
+with open(__mgradcheck_log__, "a") as log:
+    log.write('{"event": "start", "item": 0}\\n{"event": "done", "item": 0}\\n')
+    log.write('{"event": "start", "item": 1}\\n')
+time.sleep(600)
+"""
+
+
+def test_a_stopped_run_keeps_what_its_batches_finished() -> None:
+    """Stopped from another thread (a matrix stops the release it runs), a batch's child is
+    killed: the items its log says finished keep their lines, the rest are not finished."""
+    finished: list[Finished] = []
+
+    def watch(runner: Runner | None) -> None:
+        if runner is not None:
+            threading.Timer(1.5, runner.stop).start()
+
+    engine = BatchRunner(ChildCommand(sys.executable), environment(), lambda _: STOPPED, 60, 1, 2)
+    assert engine.run(2, finished.append, watch) is None
+    (item,) = finished
+    assert item.index == 0 and item.line is not None and item.run.outcome is Outcome.NOT_RUN

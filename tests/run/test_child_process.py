@@ -281,3 +281,18 @@ def test_a_hangup_or_quit_is_an_interrupt_with_the_report_written(
     data = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
     assert data["interrupted"] is True
     assert {r["id"]: r["runs"][0]["outcome"] for r in data["results"]}["quick"] == "pass"
+
+
+CLOSES_EVERYTHING = """
+import os
+os.closerange(3, 1 << 20)  # the result's descriptor among them
+os.open(os.devnull, os.O_RDONLY)  # and something else at its number
+assert 1 + 1 == 3, "the fixed bug is back"
+"""
+
+
+def test_an_entry_that_closes_every_descriptor_still_has_its_result_read(tmp_path: Path) -> None:
+    write_entry(tmp_path, "closes", entry("closes", CLOSES_EVERYTHING))
+    done = run(tmp_path, "--corpus", "closes.yaml", "--json", "r.json")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert verdicts(tmp_path / "r.json")["closes"][:2] == ("fail", "REGRESSED")

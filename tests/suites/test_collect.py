@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from mgradcheck.errors import UsageError
-from mgradcheck.suites.collect import SuiteTest, collect, import_root, select
+from mgradcheck.suites.collect import SuiteTest, collect, select
+from mgradcheck.suites.source import import_root
 from tests.conftest import SUITES
 
 BASIC = SUITES / "basic"

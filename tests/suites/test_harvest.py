@@ -109,6 +109,39 @@ def test_history_is_a_break_a_fix_or_both(
     assert (str(found.introduced_in) if found.introduced_in else None) == introduced
 
 
+def test_entry_names_hold_the_class_and_are_unique(tmp_path: Path) -> None:
+    source = """\
+import unittest
+
+
+class TestX(unittest.TestCase):
+    def test_a_b(self):
+        pass
+
+    def test_a__b(self):
+        pass
+
+
+class TestA(unittest.TestCase):
+    def test_foo(self):
+        pass
+
+
+class TestB(unittest.TestCase):
+    def test_foo(self):
+        pass
+"""
+    (tmp_path / "test_x.py").write_text(source)
+    names = harvesting.entry_names(collect([tmp_path]))
+    assert len(set(names.values())) == 4
+    assert names["test_x.py::TestA::test_foo"] == "mlx-test-x-a-foo"  # TestX's class: the file's
+    assert names["test_x.py::TestB::test_foo"] == "mlx-test-x-b-foo"
+    assert all(
+        names[f"test_x.py::TestX::{n}"].startswith("mlx-test-x-a-b-")
+        for n in ("test_a_b", "test_a__b")
+    )
+
+
 def test_an_mlx_test_cites_the_pull_request_that_added_it(
     mlx_history: Path, tmp_path: Path
 ) -> None:

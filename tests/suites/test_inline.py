@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from mgradcheck.child import checks
-from mgradcheck.suites.collect import Source
 from mgradcheck.suites.inline import NotInlinable, inline
+from mgradcheck.suites.source import Source
 from tests.conftest import SUITES
 
 MODULE = """\

@@ -7,6 +7,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -196,3 +197,37 @@ def test_only_the_batches_running_are_shown_as_running() -> None:
     assert [r.status for r in results] == [Status.PASS, Status.PASS]
     assert progress.started == ["sin[float32]", "cos[float32]"]
     assert progress.most == 1 and not progress.running
+
+
+@pytest.mark.parametrize("where", ["under a file", "read-only directory"])
+def test_an_emit_directory_that_cannot_take_entries_is_refused_before_anything_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    import tempfile
+
+    from click.testing import CliRunner
+
+    from mgradcheck.cli import cli
+
+    (tmp_path / "a-file").write_text("")
+    emit_dir = tmp_path / "a-file" / "found"
+    if where == "read-only directory":
+        emit_dir = tmp_path / "found"
+        emit_dir.mkdir()
+        real = tempfile.mkstemp
+
+        def read_only(*args: Any, **kwargs: Any) -> tuple[int, str]:
+            if Path(kwargs.get("dir") or ".") == emit_dir:  # as chmod 555 is for all but root
+                raise PermissionError(13, "Permission denied")
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(tempfile, "mkstemp", read_only)
+
+    def started(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a subprocess was started")
+
+    monkeypatch.setattr(subprocess, "Popen", started)
+    done = CliRunner().invoke(cli, ["sweep", "--ops", "sin", "--emit", str(emit_dir)])
+    assert done.exit_code == 2, done.output
+    (line,) = done.output.strip().splitlines()
+    assert line.startswith(f"mgradcheck: error: cannot write in {emit_dir}: "), line

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import re
 import subprocess
 import sys
 from dataclasses import asdict
@@ -56,6 +58,32 @@ def test_the_issue_names_the_releases_where_it_reproduces() -> None:
     assert "observed [1]\nexpected [2]\nAssertionError: jvp vs finite differences" in text
     assert "| 0.31.2 | reproduces: fail |" in text and "| 0.32.4 | good: pass |" in text
     assert found.reproduces == ["0.31.2"] and "found by mgradcheck sweep on mlx 0.31.1" in text
+
+
+HOSTILE = "```\n## Heading\n@maintainer ![image](http://x/i.png) [link](http://x) <b>bold</b>\n````"
+
+
+def test_what_the_child_and_the_corpus_wrote_is_shown_never_rendered() -> None:
+    from markdown_it import MarkdownIt
+
+    run = Observation(Outcome.FAIL, 0.1, stdout=HOSTILE + "\n", message=HOSTILE)
+    env = dataclasses.replace(environment(), device=f"Device({HOSTILE})", platform="@org/team")
+    cells = (Judged(Version("0.32.4"), State.BAD, HOSTILE, "r"),)
+    found = upstream.Issue(
+        entry(title=f"x {HOSTILE}".replace("\n", " "), summary=HOSTILE),
+        "# ```` in the script\n@mx.compile\ndef f(x):\n    return x\n",
+        run, env, cells,
+    )  # fmt: skip
+    text = upstream.render(found)
+    html = MarkdownIt("commonmark").enable("table").render(text)
+    for rendered in ("<h2>Heading", "<img", "<a href", "<b>"):
+        assert rendered not in html, rendered
+    blocks = re.findall(r"<pre><code[^>]*>(.*?)</code></pre>", html, flags=re.S)
+    assert len(blocks) == 2 and "\n@mx.compile\n" in blocks[0]  # the script runs as written
+    assert "@maintainer ![image](http://x/i.png)" in blocks[1]  # observed: shown as printed
+    outside = re.sub(r"<pre>.*?</pre>", "", html, flags=re.S)
+    assert "@maintainer" not in outside and "@org" not in outside  # no @mention
+    assert "@\u200dmaintainer" in outside and "![image](http://x/i.png)" in outside
 
 
 def run_script(tmp_path: Path, text: str) -> subprocess.CompletedProcess[str]:

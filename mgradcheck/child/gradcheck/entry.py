@@ -7,6 +7,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from mgradcheck.child.batch_log import BatchLog
 from mgradcheck.child.checks import CheckFailed
 from mgradcheck.child.gradcheck import point
 from mgradcheck.child.gradcheck.api import check_spec
@@ -24,23 +25,22 @@ def run_declarative(spec: Mapping[str, Any], scope: Mapping[str, Any]) -> None:
 
 
 def run_batch(specs: Sequence[Mapping[str, Any]], log_path: str, scope: Mapping[str, Any]) -> None:
-    """Run several specs in this child, appending one JSON line per event to ``log_path``.
+    """Run several specs in this child, appending one JSON line per event to ``log_path``
+    (see :mod:`mgradcheck.child.batch_log`).
 
     A "start" line precedes each case and a "done" line follows it, flushed at
     once, so that when a case crashes the child the parent knows which one did;
     each derivative path is named on stderr before it runs, for the same reason.
     """
     point.trace = sys.stderr
-    with open(log_path, "a", encoding="utf-8") as log:
-        for index, spec in enumerate(specs):
-            log.write(json.dumps({"case": index, "event": "start"}) + "\n")
-            log.flush()
-            try:
-                line: dict[str, Any] = {"result": check_spec(spec, scope).to_json()}
-            except Exception as exc:  # noqa: BLE001 - reported per case
-                line = {"error": f"{type(exc).__name__}: {exc}"[:2000]}
-            log.write(json.dumps({"case": index, "event": "done", **line}) + "\n")
-            log.flush()
+    log = BatchLog(log_path)
+    for index, spec in enumerate(specs):
+        log.write(json.dumps({"item": index, "event": "start"}))
+        try:
+            line: dict[str, Any] = {"result": check_spec(spec, scope).to_json()}
+        except Exception as exc:  # noqa: BLE001 - reported per case
+            line = {"error": f"{type(exc).__name__}: {exc}"[:2000]}
+        log.write(json.dumps({"item": index, "event": "done", **line}))
 
 
 def public_callables() -> dict[str, list[str]]:

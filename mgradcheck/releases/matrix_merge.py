@@ -1,0 +1,148 @@
+"""The JSON of ``matrix --shard`` (and ``tests --matrix --shard``) jobs: merged, read back, timed.
+
+A sharded matrix deals the entries (or tests), each shard running its own on
+every release, so a merge is the shards' entries side by side, in the order of
+the unsharded selection; each entry's flips are its own and carry over. Shards
+that ran on different releases (one listed the index before a release came
+out, another after) are refused, as are shards of different selections.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from packaging.version import InvalidVersion, Version
+
+from mgradcheck import __version__
+from mgradcheck.releases.matrix import SCHEMA, SCHEMA_VERSION, Matrix
+from mgradcheck.releases.regress import Judged, RegressOn, State
+from mgradcheck.reports.merge import check_shards, positions, sharded
+
+
+@dataclass(frozen=True)
+class Row:
+    """An entry (or test) of a matrix read back from its JSON: what the renderers need of it."""
+
+    id: str
+    title: str
+    content_hash: str
+
+
+def _check(data: Mapping[str, Any], name: str) -> None:
+    if data.get("schema") != SCHEMA:
+        raise ValueError(f"{name}: not an mgradcheck matrix (no 'schema: {SCHEMA}')")
+    if data.get("schema_version") != SCHEMA_VERSION:
+        raise ValueError(
+            f"{name}: matrix schema version {data.get('schema_version')} is not "
+            f"{SCHEMA_VERSION}, the version this mgradcheck reads"
+        )
+
+
+def _same(datas: Sequence[Mapping[str, Any]], names: Sequence[str], key: str, what: str) -> None:
+    first = datas[0].get(key)
+    for data, name in zip(datas, names, strict=True):
+        if data.get(key) != first:
+            raise ValueError(
+                f"{names[0]} and {name} are matrices of different {what} "
+                f"({first} and {data.get(key)}): one matrix is one run's"
+            )
+
+
+def merge(
+    datas: Sequence[Mapping[str, Any]], names: Sequence[str]
+) -> tuple[dict[str, Any], list[str]]:
+    """The merged matrix JSON, and the shards missing from it (a shard given twice, shards of
+    different selections, releases, backends or meanings of bad: ValueError)."""
+    for data, name in zip(datas, names, strict=True):
+        read(data, name)  # each one whole and well formed before any is merged
+    _same(datas, names, "backend", "backends")
+    _same(datas, names, "regress_on", "meanings of bad (--regress-on)")
+    _same(datas, names, "releases", "releases")
+    parts = [
+        sharded(name, str(data.get("target")), data.get("meta") or {})
+        for data, name in zip(datas, names, strict=True)
+    ]
+    missing = check_shards([p for p in parts if p is not None])
+    rows: list[tuple[int, int, dict[str, Any]]] = []
+    seen: dict[str, str] = {}
+    for data, name in zip(datas, names, strict=True):
+        placed = positions(data.get("meta") or {})
+        for entry in data.get("entries", []):
+            if entry["id"] in seen:
+                raise ValueError(f"{entry['id']!r} is in both {seen[entry['id']]} and {name}")
+            seen[entry["id"]] = name
+            rows.append((placed.get(entry["id"], -1), len(rows), entry))
+    kinds = {(d.get("meta") or {}).get("kind") for d in datas} - {None}
+    first = datas[0]
+    merged = {
+        "schema": SCHEMA,
+        "schema_version": SCHEMA_VERSION,
+        "target": first.get("target"),
+        "backend": first.get("backend"),
+        "regress_on": first.get("regress_on"),
+        "interrupted": any(bool(d.get("interrupted")) for d in datas),
+        "releases": first.get("releases", []),
+        "entries": [entry for _, _, entry in sorted(rows, key=lambda row: row[:2])],
+        "meta": {
+            **({"kind": kinds.pop()} if len(kinds) == 1 else {}),
+            "merged_by": __version__,
+            "sources": [
+                {
+                    "name": name,
+                    "entries": len(d.get("entries", [])),
+                    "shard": (d.get("meta") or {}).get("shard"),
+                    "interrupted": d.get("interrupted"),
+                }
+                for d, name in zip(datas, names, strict=True)
+            ],
+        },
+    }
+    return merged, missing
+
+
+def from_json(data: Mapping[str, Any]) -> Matrix:
+    """A matrix read back from its JSON, for the renderers (no corpus: no recorded fix notes)."""
+    versions = {text: Version(text) for text in data["releases"]}
+    states = {s.label: s for s in State}
+    cells: dict[tuple[str, Version], Judged] = {}
+    entries = []
+    for entry in data["entries"]:
+        entries.append(Row(entry["id"], entry.get("title", ""), entry.get("content_hash", "")))
+        for text, cell in entry["cells"].items():
+            version = versions[text]
+            cells[(entry["id"], version)] = Judged(
+                version, states[cell["state"]], cell["outcome"], cell["reason"],
+                bool(cell.get("cached")), cell.get("seconds"),
+            )  # fmt: skip
+    return Matrix(
+        str(data["target"]),
+        str(data["backend"]),
+        RegressOn.from_label(data["regress_on"]),
+        tuple(versions.values()),
+        tuple(entries),
+        cells,
+        bool(data.get("interrupted")),
+    )
+
+
+def read(data: Mapping[str, Any], name: str) -> Matrix:
+    """:func:`from_json`, with ValueError naming the file on anything malformed."""
+    _check(data, name)
+    try:
+        return from_json(data)
+    except (KeyError, TypeError, AttributeError, ValueError, InvalidVersion) as exc:
+        raise ValueError(f"{name}: not a valid mgradcheck matrix ({exc!r})") from None
+
+
+def durations(data: Mapping[str, Any]) -> dict[str, float]:
+    """Entry id -> the seconds its runs took over every release (those with a recorded time)."""
+    found: dict[str, float] = {}
+    for entry in data.get("entries", []):
+        times = [
+            c["seconds"] for c in entry.get("cells", {}).values() if c.get("seconds") is not None
+        ]
+        if times:
+            found[entry["id"]] = float(sum(times))
+    return found

@@ -1,0 +1,42 @@
+"""The sweep's adapter to the batch engine: what a case's end means, in the outcomes' words."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+from mgradcheck.outcomes import Outcome
+from mgradcheck.run.child_process import ChildCommand
+from mgradcheck.sweep.catalogue import Case, arr
+from mgradcheck.sweep.execute import Executor, Status, Task
+from tests.conftest import environment
+
+SIN = Case("sin", "sin", "unary", "lambda x: mx.sin(x)", (arr(3),))
+
+
+def test_a_status_that_is_an_outcome_is_that_outcome() -> None:
+    for outcome in (Outcome.PASS, Outcome.CRASH, Outcome.ERROR, Outcome.TIMEOUT, Outcome.NOT_RUN):
+        status = Status.of(outcome)
+        assert status.outcome is outcome and status.label == outcome.label
+    # What a batch child never reports is the harness's error; gradcheck's own words are no outcome.
+    assert Status.of(Outcome.FAIL) is Status.ERROR and Status.of(Outcome.SKIP) is Status.ERROR
+    assert [s for s in Status if s.outcome is None] == [
+        Status.WRONG,
+        Status.UNSUPPORTED,
+        Status.NOT_CHECKED,
+    ]
+
+
+def test_a_child_that_dies_before_its_first_case_has_each_case_run_alone(tmp_path: Path) -> None:
+    """It names no case: the first runs alone, the rest are batched again, and so on; no batch
+    is run again unchanged until the deadline (every case "not run")."""
+    (tmp_path / "numpy.py").write_text("import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n")
+    command = ChildCommand(sys.executable, {"PYTHONPATH": str(tmp_path)})  # gradcheck imports it
+    tasks = [Task.of(SIN, dtype) for dtype in ("float32", "float16", "bfloat16")]
+    started = time.monotonic()
+    results = Executor(command, environment(), jobs=2, batch_size=3).run(tasks, started + 10)
+    assert [r.status for r in results] == [Status.CRASH] * 3, [r.message for r in results]
+    assert all("SIGSEGV" in r.message for r in results)
+    assert "before it started" in results[0].note
+    assert time.monotonic() - started < 8  # well before the deadline

@@ -1,0 +1,125 @@
+"""Shrinking every finding at once, within the sweep's budget, with its progress shown."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from mgradcheck.sweep.catalogue import Case, arr
+from mgradcheck.sweep.execute import CaseResult, Executor, Status, Task
+from mgradcheck.sweep.findings import Group
+from mgradcheck.sweep.report import render
+from mgradcheck.sweep.run import FindingReport, SweepReport
+from mgradcheck.sweep.shrink import shrink_all
+from tests.builders import RecordingProgress
+from tests.conftest import environment
+
+ATAN2 = Case(
+    "arctan2", "arctan2", "binary", "lambda a, b: mx.arctan2(a, b)", (arr(2, 3), arr(2, 3))
+)
+SIN = Case("sin", "sin", "unary", "lambda x: mx.sin(x)", (arr(3),))
+
+
+def finding(kind: str, check: str) -> dict[str, Any]:
+    return {"kind": kind, "check": check, "traced": ["b"], "paths": "jvp vs finite differences"}
+
+
+def wrong_jvp(task: Task) -> CaseResult:
+    """arctan2's jvp is wrong in value and dtype (two groups, one representative); sin crashes."""
+    if task.case.op == "sin":
+        return CaseResult(task, Status.CRASH, message="SIGSEGV")
+    found = [finding(kind, "jvp") for kind in ("wrong-value", "wrong-dtype")]
+    return CaseResult(task, Status.WRONG, findings=found if "jvp" in task.spec["checks"] else [])
+
+
+class Fake(Executor):
+    """Runs nothing: each task's result is ``outcome(task)``; each run's tasks are kept."""
+
+    def __init__(self, outcome: Callable[[Task], CaseResult], pause: float = 0.0) -> None:
+        super().__init__(None, environment())  # type: ignore[arg-type]
+        self.outcome = outcome
+        self.pause = pause
+        self.calls: list[tuple[list[Task], list[str]]] = []
+
+    def run(
+        self,
+        tasks: Sequence[Task],
+        deadline: float | None = None,
+        batch_size: int | None = None,
+        *,
+        group: Sequence[str] | None = None,
+        on_result: Callable[[CaseResult], None] | None = None,
+    ) -> list[CaseResult]:
+        self.calls.append((list(tasks), list(group or [])))
+        time.sleep(self.pause)
+        return [self.outcome(task) for task in tasks]
+
+
+def groups() -> list[Group]:
+    wrong = wrong_jvp(Task.of(ATAN2, "float32"))
+    crash = CaseResult(Task.of(SIN, "float32"), Status.CRASH)
+    return [
+        Group("arctan2", "wrong-value", "jvp", [wrong]),
+        Group("arctan2", "wrong-dtype", "jvp", [wrong]),
+        Group("sin", "crash", "", [crash]),
+    ]
+
+
+def test_every_finding_shrinks_at_once_and_a_candidate_runs_once() -> None:
+    fake = Fake(wrong_jvp)
+    progress = RecordingProgress()
+    shrunk = shrink_all(groups(), fake, progress=progress)
+    # One run per step, each with every finding's candidates (up to -j children at once),
+    # where one finding after another took a run per finding and step.
+    assert len(fake.calls) <= 5
+    first, kinds = fake.calls[0]
+    assert {t.case.op for t in first} == {"arctan2", "sin"}
+    specs = [json.dumps(t.spec, sort_keys=True) for tasks, _ in fake.calls for t in tasks]
+    assert len(specs) == len(set(specs))  # the two arctan2 findings proposed alike: run once
+    # Candidates of one operation share children; a crash's each run alone.
+    assert {k for t, k in zip(first, kinds, strict=True) if t.case.op == "arctan2"} == {
+        "op arctan2"
+    }
+    crash_kinds = [k for t, k in zip(first, kinds, strict=True) if t.case.op == "sin"]
+    assert len(crash_kinds) == len(set(crash_kinds)) > 1
+    assert [s.steps[0] for s in shrunk] == ["traced b, jvp only", "traced b, jvp only", "jvp only"]
+    assert shrunk[0].spec["checks"] == ["jvp"] and not any(s.stopped for s in shrunk)
+    assert shrunk[0].spec["inputs"][0]["shape"] == [1, 1]
+    # Shown as it goes: each finding once done, each step as a status.
+    assert progress.done == 3 and len(progress.lines) == 3
+    assert any(c.startswith("status step 1: ") for c in progress.calls)
+
+
+def test_a_finding_the_budget_leaves_is_reported_as_far_as_it_got() -> None:
+    fake = Fake(wrong_jvp, pause=0.3)
+    shrunk = shrink_all(groups(), fake, deadline=time.monotonic() + 0.2)
+    assert len(fake.calls) == 1  # the second step would start after the deadline
+    assert [s.stopped for s in shrunk] == ["out of time"] * 3
+    assert shrunk[0].steps == ["traced b, jvp only"]  # what the first step found is kept
+
+
+def test_a_step_cut_short_by_the_deadline_stops_its_finding() -> None:
+    def late(task: Task) -> CaseResult:  # the engine started none of sin's candidates in time
+        return CaseResult(task, Status.NOT_RUN) if task.case.op == "sin" else wrong_jvp(task)
+
+    shrunk = shrink_all(groups(), Fake(late), deadline=time.monotonic() + 60)
+    assert [s.stopped for s in shrunk] == ["", "", "out of time"]
+    assert shrunk[2].result.task.spec == Task.of(SIN, "float32").spec  # the finding, as found
+
+
+def test_the_report_and_its_last_line_count_what_was_left_unshrunk() -> None:
+    found = groups()
+    shrunk = shrink_all(found, Fake(wrong_jvp, pause=0.3), deadline=time.monotonic() + 0.2)
+    results = [g.results[0] for g in found]
+    report = SweepReport(environment(), 2, results, budget=60.0)
+    report.findings = [FindingReport(g, s) for g, s in zip(found, shrunk, strict=True)]
+    data = report.to_json()
+    assert [f["shrink_stopped"] for f in data["findings"]] == ["out of time"] * 3
+    assert "3 distinct findings (3 left unshrunk)" in report.summary_line()
+    last = render(report).splitlines()[-1]
+    assert (
+        last
+        == "  3 findings left unshrunk (reported as found): the budget of 60s ran out (raise --budget)"
+    )
