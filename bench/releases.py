@@ -36,6 +36,7 @@ from packaging.version import Version
 from mgradcheck.corpus.entry import Entry
 from mgradcheck.releases import bisect as bisecting
 from mgradcheck.releases import envs
+from mgradcheck.releases.bisection import Plan
 from mgradcheck.releases.index import Source, Target, list_releases
 from mgradcheck.releases.regress import State
 from mgradcheck.releases.runs import Settings
@@ -43,7 +44,7 @@ from mgradcheck.releases.store import ResultsStore
 from mgradcheck.run import stages as pipeline
 
 
-def full_range(entry: Entry, allowed: list[Version], backend: str) -> bisecting.Plan:
+def full_range(entry: Entry, allowed: list[Version], backend: str) -> Plan[Version]:
     """The entry's direction, over every release it allows: each end as far out as it judges."""
     goods, bads = bisecting.default_ends(entry, allowed, backend)
     if goods[0] > bads[0]:
@@ -51,7 +52,7 @@ def full_range(entry: Entry, allowed: list[Version], backend: str) -> bisecting.
     else:
         goods = sorted(goods)  # a break: from the oldest release without it
     n = bisecting.FALLBACKS + 1
-    return bisecting.Plan(tuple(goods[:n]), tuple(bads[:n]), tuple(allowed))
+    return Plan(tuple(goods[:n]), tuple(bads[:n]), tuple(allowed))
 
 
 def timed_bisect(entry: Entry, settings: Settings) -> tuple[bisecting.BisectResult, float]:
@@ -93,7 +94,7 @@ def main() -> int:
 
         (entry,) = pipeline.select(pipeline.load_corpus(args.corpus), [args.entry])
         cold, cold_s = timed_bisect(entry, settings)
-        searched = len(cold.versions)
+        searched = len(cold.points)
         bound = math.ceil(math.log2(searched)) + 2
         print(
             f"bisect {args.entry}: {len(cold.probes)} probes "

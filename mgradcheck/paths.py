@@ -88,7 +88,8 @@ def safe_name(text: str) -> str:
 
 
 def kernel_dir(mlx: str | None, backend: str | None, python: str) -> Path:
-    """Where one MLX release keeps its compiled CPU kernels (its ``TMPDIR``).
+    """Where one MLX release keeps its compiled CPU kernels (its children's ``TMPDIR``s are
+    seeded from it and merged back into it: see :mod:`mgradcheck.run.kernels`).
 
     Old releases name their kernel files the same way across versions, so each
     release gets its own directory; it persists so warm kernels are reused.

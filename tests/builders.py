@@ -122,6 +122,9 @@ class RecordingProgress:
         self.lines.append(text)
         self.calls.append(text.split(":")[0])
 
+    def result(self, text: str, style: str = "") -> None:
+        self.line(text, style)
+
     def advance(self, count: int = 1) -> None:
         self.done += count
 

@@ -250,3 +250,26 @@ def _umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
+
+
+def test_run_verbose_shows_each_childs_command_line_and_what_it_changed_in_the_environment() -> (
+    None
+):
+    import shlex
+
+    args = ["run", "--corpus", str(BEHAVIOURS), "passes", "raises", "-q"]
+    env = {"PYTHONWARNINGS": "error", "PYTHON_COLORS": None}  # one removed, one set for the child
+    verbose = CliRunner().invoke(cli, [*args, "--verbose"], env=env)
+    assert verbose.exit_code == 1, verbose.output
+    for name in ("passes", "raises"):
+        start = f"mgradcheck: {name}: "
+        argv, changes = [
+            line[len(start) :] for line in verbose.output.splitlines() if line.startswith(start)
+        ]
+        assert argv.startswith(f"{shlex.quote(sys.executable)} -X faulthandler ")
+        assert "child/launch.py /dev/fd/" in argv
+        assert changes.startswith("set ") and changes.endswith("; removed PYTHONWARNINGS")
+        for variable in ("MGRADCHECK_CHILD=", "PYTHON_COLORS=0", "TMPDIR="):
+            assert f" {variable}" in changes or changes.startswith(f"set {variable}")
+    quiet = CliRunner().invoke(cli, args, env=env)
+    assert "faulthandler" not in quiet.output and "removed" not in quiet.output

@@ -26,6 +26,7 @@ WAIT = 120.0  # a hang fails the test; no timing is asserted
 
 
 def run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``run`` with every report, its table 160 columns wide: room for the reasons to show."""
     reports = ["--json", "r.json", "--junit", "r.xml", "--summary", "r.md", "--badge", "b.svg"]
     return subprocess.run(
         [*MGRADCHECK, "run", *args, *reports],
@@ -34,6 +35,7 @@ def run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
         timeout=WAIT,
         check=False,
         cwd=tmp_path,
+        env={**os.environ, "COLUMNS": "160"},
     )
 
 
@@ -137,6 +139,7 @@ def test_text_from_a_child_or_a_corpus_is_shown_never_obeyed(
             text=True,
             timeout=WAIT,
             check=True,
+            env={**os.environ, "COLUMNS": "200"},  # the title on one line
         )
         assert "\x1b" not in listed.stdout and "\x07" not in listed.stdout, command
         assert "\\x1b]0;pwned\\x07, [/] closes markup" in listed.stdout

@@ -352,7 +352,7 @@ def test_a_report_of_a_suites_tests_validates_and_is_held_to_its_vocabulary(
     assert not REPORT.is_valid(data)
 
 
-@pytest.mark.parametrize("which", ["entry", "report"])
+@pytest.mark.parametrize("which", ["entry", "report", "list", "show"])
 def test_the_schema_command_prints_the_shipped_file(which: str) -> None:
     from click.testing import CliRunner
 

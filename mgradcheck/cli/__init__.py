@@ -11,7 +11,7 @@ import sys
 import click
 
 from mgradcheck import __version__
-from mgradcheck.cli.common import say
+from mgradcheck.cli.common import fail, say
 from mgradcheck.cli.completion import completion
 from mgradcheck.cli.corpus import list_, schema, show, validate
 from mgradcheck.cli.envs import envs
@@ -26,14 +26,25 @@ from mgradcheck.exitcodes import ExitCode
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="mgradcheck")
-def cli() -> None:
+@click.pass_context
+def cli(ctx: click.Context) -> None:
     """Run the corpus of known MLX autodiff and mx.compile bugs, each in its own process.
+
+    Defaults of --corpus, -j, --timeout and run's report files come from
+    [tool.mgradcheck] in the nearest pyproject.toml; the command line wins.
 
     \b
     Exit status: 0 every verdict as expected, 1 an unexpected verdict,
     2 bad usage or corpus, 3 an environment that cannot be made or used,
     4 an mgradcheck bug, 130 interrupted (143 on SIGTERM).
     """
+    from mgradcheck.cli.config import defaults
+    from mgradcheck.errors import UsageError
+
+    try:
+        ctx.default_map = defaults(cli)  # read before the command's options are parsed
+    except UsageError as exc:
+        fail(str(exc))
 
 
 for command in (

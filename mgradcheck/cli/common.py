@@ -21,6 +21,7 @@ from mgradcheck.releases import BACKENDS
 if TYPE_CHECKING:
     from packaging.version import Version
 
+    from mgradcheck.releases.choice import Mlx
     from mgradcheck.releases.runs import Settings
     from mgradcheck.run.child_process import ChildCommand
     from mgradcheck.run.display import Progress
@@ -126,15 +127,13 @@ def note_kernel_build(command: ChildCommand, environment: Environment, compiles:
     """Say once, as it starts, that this run builds mx.compile's CPU kernels (cached afterwards).
 
     On the CPU backend MLX compiles each new fused kernel with the system's C++
-    compiler into its ``TMPDIR``, which is kept per release: the first run of a
-    release that uses ``mx.compile`` spends a minute there, later ones none.
+    compiler, and mgradcheck keeps them per release: the first run of a release
+    that uses ``mx.compile`` spends a minute there, later ones none.
     """
-    from pathlib import Path
-
-    kernels = (command.extra_env or {}).get("TMPDIR")
+    kernels = command.kernels
     if not compiles or environment.backend != "cpu" or kernels is None:
         return
-    if any(Path(kernels).rglob("*.so")):
+    if any(kernels.rglob("*.so")):
         return
     say(
         f"note: first mx.compile run on mlx {environment.mlx}: building its CPU kernels "
@@ -143,7 +142,7 @@ def note_kernel_build(command: ChildCommand, environment: Environment, compiles:
 
 
 def jobs_option(what: str) -> Callable[[F], F]:
-    """-j/--jobs: how many children (or releases) run at once; one default for every command."""
+    """-j/--jobs: one default for every command; ``what``, its help, says what runs at once."""
 
     def default() -> int:
         try:
@@ -157,7 +156,7 @@ def jobs_option(what: str) -> Callable[[F], F]:
         type=click.IntRange(1, MAX_JOBS),
         default=default,
         show_default=f"${JOBS_VARIABLE}, else the usable cores",
-        help=f"{what} at once.",
+        help=what,
     )
 
 
@@ -173,29 +172,31 @@ def version_option(ctx: click.Context, param: click.Parameter, value: str | None
         raise click.BadParameter(str(exc)) from None
 
 
-def release_or_commit(
-    ctx: click.Context, param: click.Parameter, value: str | None
-) -> Version | str | None:
-    """A release (a PEP 440 version), or a commit hash (seven or more hex digits) kept as text."""
+def release_or_commit(ctx: click.Context, param: click.Parameter, value: str | None) -> Mlx | None:
+    """A release (a PEP 440 version), or a commit hash (seven or more hex digits)."""
     if value is None:
         return None
+    from mgradcheck.releases.choice import Commit, Release
     from mgradcheck.releases.commits import is_commit
 
-    return value if is_commit(value) else version_option(ctx, param, value)
+    if is_commit(value):
+        return Commit(value)
+    version = version_option(ctx, param, value)
+    assert version is not None
+    return Release(version)
 
 
-def release_or_ref(
-    ctx: click.Context, param: click.Parameter, value: str | None
-) -> Version | str | None:
-    """For bisect's ends: a release, else a git tag or commit (text, checked like a revision)."""
+def release_or_ref(ctx: click.Context, param: click.Parameter, value: str | None) -> Mlx | None:
+    """For bisect's ends: a release, else a git tag or commit (checked like a revision)."""
     if value is None:
         return None
+    from mgradcheck.releases.choice import Commit, Release
     from mgradcheck.releases.commits import is_commit
     from mgradcheck.releases.index import parse_version
 
     if not is_commit(value):
         try:
-            return parse_version(value)
+            return Release(parse_version(value))
         except ReleaseError:
             pass
     if (
@@ -205,7 +206,7 @@ def release_or_ref(
         or len(value) > 200
     ):
         raise click.BadParameter(f"{value!r} is neither an MLX version nor a git tag or commit")
-    return value
+    return Commit(value)
 
 
 def _mlx_repo(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
@@ -305,7 +306,7 @@ def interpreter_options(verb: str, releases_flag: str = "") -> Callable[[F], F]:
 
 def open_target(
     python: Path | None,
-    release: Version | str | None,
+    release: Mlx | None,
     settings: Settings | None,
     progress: Progress,
 ) -> tuple[ChildCommand, Environment]:

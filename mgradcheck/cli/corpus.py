@@ -2,15 +2,49 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any, TypeVar
 
 import click
 
 from mgradcheck.cli.common import CORPUS_OPTION, ID_ARGUMENT, TAG_OPTION, handle_errors
-from mgradcheck.corpus import BACKENDS
 from mgradcheck.exitcodes import describe
+from mgradcheck.releases import BACKENDS
 from mgradcheck.wording import count
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _json_option(what: str) -> Callable[[F], F]:
+    """--json [FILE]: as every command's --json FILE ('-': standard output), the FILE optional."""
+    return click.option(
+        "--json",
+        "json_path",
+        type=click.Path(path_type=Path),
+        is_flag=False,
+        flag_value="-",
+        metavar="[FILE]",
+        help=f"Write {what} as JSON to FILE; to standard output instead of the text when FILE is "
+        "'-' or left out (then put --json after the other arguments, or give it '-').",
+    )
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    from mgradcheck.atomic import write_text
+    from mgradcheck.reports.json_report import dumps
+
+    if path == Path("-"):
+        click.echo(dumps(data), nl=False)
+    else:
+        write_text(path, dumps(data))
+
+
+def _check_writable(json_path: Path, corpus_paths: Sequence[Path]) -> None:
+    from mgradcheck.reports.outputs import check_writable_paths
+    from mgradcheck.run import stages
+
+    check_writable_paths(json_path, inputs=stages.corpus_inputs(corpus_paths))
 
 
 def backend_here() -> str:
@@ -38,29 +72,32 @@ def backend_here() -> str:
 @click.option(
     "--backend",
     type=click.Choice(BACKENDS),
-    help="Show what the corpus expects on this backend. Default: the one installed here.",
+    help="Show what the corpus expects on this backend (every CUDA build is cuda to the "
+    "corpus). Default: the one installed here.",
 )
-def list_(corpus_paths: Sequence[Path], tags: Sequence[str], backend: str | None) -> None:
-    """List the corpus entries: id, what the corpus expects on this backend, title."""
+@_json_option("the listing")
+def list_(
+    corpus_paths: Sequence[Path], tags: Sequence[str], backend: str | None, json_path: Path | None
+) -> None:
+    """List the corpus entries: id, what the corpus expects on this backend, title.
+
+    The title wraps within the width ($COLUMNS, the terminal's, else 100), beside
+    the rest while it has room, else below its id.
+    """
+    from mgradcheck.reports import listing
     from mgradcheck.run import stages
-    from mgradcheck.run.display import printable
+    from mgradcheck.run.display import output_width
 
     backend = backend or backend_here()
     entries = stages.load_corpus(corpus_paths)
     if tags:
         entries = stages.select(entries, (), tags)
-    rows = [
-        (
-            e.id,
-            e.bug.expectation(backend) + (", unreported" if e.upstream.report is None else ""),
-            e.title,
-        )
-        for e in entries
-    ]
-    id_width = max(len(entry_id) for entry_id, _, _ in rows)
-    status_width = max(len(status) for _, status, _ in rows)
-    for entry_id, status, title in rows:
-        click.echo(f"{entry_id:<{id_width}}  {status:<{status_width}}  {printable(title)}")
+    if json_path is not None:
+        _check_writable(json_path, corpus_paths)
+        _write_json(json_path, listing.to_json(entries, backend))
+        if json_path == Path("-"):
+            return
+    click.echo(listing.render(entries, backend, output_width()))
 
 
 @click.command(
@@ -70,13 +107,20 @@ def list_(corpus_paths: Sequence[Path], tags: Sequence[str], backend: str | None
 @handle_errors
 @ID_ARGUMENT
 @CORPUS_OPTION
-def show(entry_id: str, corpus_paths: Sequence[Path]) -> None:
+@_json_option("the entry")
+def show(entry_id: str, corpus_paths: Sequence[Path], json_path: Path | None) -> None:
     """Explain one entry: the bug, its links, its code, its last known status."""
-    from mgradcheck.reports.show import render
+    from mgradcheck.reports.show import render, to_json
     from mgradcheck.run import stages
+    from mgradcheck.run.display import output_width
 
     (entry,) = stages.select(stages.load_corpus(corpus_paths), [entry_id])
-    click.echo(render(entry))
+    if json_path is not None:
+        _check_writable(json_path, corpus_paths)
+        _write_json(json_path, to_json(entry))
+        if json_path == Path("-"):
+            return
+    click.echo(render(entry, output_width()))
 
 
 @click.command(
@@ -85,28 +129,33 @@ def show(entry_id: str, corpus_paths: Sequence[Path]) -> None:
 )
 @handle_errors
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
-def validate(paths: Sequence[Path]) -> None:
-    """Check corpus files (default: the bundled corpus) without running anything."""
+@CORPUS_OPTION
+def validate(paths: Sequence[Path], corpus_paths: Sequence[Path]) -> None:
+    """Check corpus files (PATHS and --corpus alike; default: the bundled corpus) without running anything."""
     from mgradcheck.cli.common import say
     from mgradcheck.run import stages
 
+    source = click.get_current_context().get_parameter_source("corpus_paths")
+    if paths and source is not click.core.ParameterSource.COMMANDLINE:
+        corpus_paths = ()  # PATHS given: a default corpus (from pyproject.toml) is not checked too
     warnings: list[Exception] = []
-    entries = stages.load_corpus(paths, warnings)
+    entries = stages.load_corpus([*paths, *corpus_paths], warnings)
     for warning in warnings:
         say(f"warning: {warning}")
     click.echo(f"{count(len(entries), 'entry')} valid")
 
 
 @click.command(
-    short_help="Print the JSON Schema of corpus entries or of the JSON report.",
+    short_help="Print the JSON Schema of corpus entries or of a JSON output.",
     epilog=describe("printed", environment=False),
 )
 @handle_errors
-@click.argument("which", type=click.Choice(["entry", "report"]))
+@click.argument("which", type=click.Choice(["entry", "report", "list", "show"]))
 def schema(which: str) -> None:
-    """Print the JSON Schema of a corpus entry (for editors: yaml-language-server) or of the JSON report.
+    """Print the JSON Schema of a corpus entry (for editors: yaml-language-server), of the JSON
+    report, or of what 'list --json' and 'show --json' write.
 
-    Both ship inside the package (mgradcheck/schemas/); 'mgradcheck validate'
+    All ship inside the package (mgradcheck/schemas/); 'mgradcheck validate'
     stays the authority on entries, and checks what a schema cannot.
     """
     from mgradcheck.schemas import schema_text

@@ -107,8 +107,8 @@ def _markdown(kind: str, merged: dict[str, Any]) -> str:
         from mgradcheck.sweep.shards import summary
 
         return summary(merged)
-    from mgradcheck.releases.matrix import render_markdown
     from mgradcheck.releases.matrix_merge import from_json
+    from mgradcheck.releases.matrix_render import render_markdown
 
     matrix = from_json(merged)
     if merged["meta"].get("kind") == "tests":

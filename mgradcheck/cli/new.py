@@ -72,7 +72,7 @@ def _versions(ctx: click.Context, param: click.Parameter, values: Sequence[str])
     "releases tried say nothing of those not tried.",
 )
 @release_options
-@jobs_option("Releases run")
+@jobs_option("How many releases run the reproducer at once.")
 @click.option("--no-cache", is_flag=True, help="Run again instead of reusing stored results.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress display (the result still prints).")
 def new(

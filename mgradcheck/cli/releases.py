@@ -39,9 +39,8 @@ from mgradcheck.exitcodes import ExitCode, describe
 from mgradcheck.releases.regress import RegressOn
 
 if TYPE_CHECKING:
-    from packaging.version import Version
-
     from mgradcheck.corpus.shard import Shard
+    from mgradcheck.releases.choice import Mlx
     from mgradcheck.releases.runs import Settings
 
 
@@ -59,6 +58,12 @@ REGRESS_OPTION = click.option(
 )
 MATCH_OPTION = click.option(
     "--match", "pattern", metavar="REGEX", help="With --regress-on match: the regex."
+)
+TIMEOUT_OPTION = click.option(
+    "--timeout",
+    type=click.FloatRange(0.1, 86400),
+    help="Seconds per run of an entry, overriding each entry's own, as in 'run' (runs are "
+    "stored per timeout).",
 )
 
 
@@ -86,6 +91,12 @@ def _commit_hashes(
         if not is_commit(text):
             raise click.BadParameter(f"{text!r} is not a commit hash (7 to 40 hex digits)")
     return tuple(value)
+
+
+def _given(name: str) -> bool:
+    """Whether option ``name`` was given on the command line (not a default, nor pyproject.toml's)."""
+    source = click.get_current_context().get_parameter_source(name)
+    return source is click.core.ParameterSource.COMMANDLINE
 
 
 def corpus_args(corpus_paths: Sequence[Path]) -> list[str]:
@@ -133,6 +144,7 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
 @CORPUS_OPTION
 @release_options
 @build_options
+@TIMEOUT_OPTION
 @click.option(
     "--no-cache", is_flag=True, help="Run every probe again instead of reusing stored results."
 )
@@ -140,13 +152,14 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
 @click.option("-q", "--quiet", is_flag=True, help="No progress display (the report still prints).")
 def bisect(
     entry_id: str,
-    good: Version | str | None,
-    bad: Version | str | None,
+    good: Mlx | None,
+    bad: Mlx | None,
     by_commit: bool,
     regress_on: RegressOn,
     pattern: str | None,
     corpus_paths: Sequence[Path],
     settings: Settings,
+    timeout: float | None,
     no_cache: bool,
     json_path: Path | None,
     quiet: bool,
@@ -164,44 +177,47 @@ def bisect(
     one commit (CPU backend, or CUDA with a CUDA --backend; a compiler, CMake
     and BLAS/LAPACK are needed). Wheels are kept by commit hash, so no commit is
     built twice; a commit that does not build is skipped around.
+
+    There is no -j: which release runs next depends on the last one's answer.
     """
-    from mgradcheck.releases.bisect import bisect_entry, render
+    from mgradcheck.releases.bisect import bisect_entry
+    from mgradcheck.releases.choice import Commit, Release
+    from mgradcheck.reports.bisect import render
     from mgradcheck.reports.outputs import check_writable_paths
     from mgradcheck.run import stages
     from mgradcheck.run.display import choose, report_console
 
     pattern = _pattern(regress_on, pattern)
-    refs = [end for end in (good, bad) if isinstance(end, str)]
+    refs = [end for end in (good, bad) if isinstance(end, Commit)]
     if refs and not by_commit:
-        raise UsageError(f"{refs[0]!r} is not an MLX version; give --commits to bisect commits")
+        raise UsageError(f"{refs[0].ref!r} is not an MLX version; give --commits to bisect commits")
     (entry,) = stages.select(stages.load_corpus(corpus_paths), [entry_id])
     check_writable_paths(json_path, inputs=stages.corpus_inputs(corpus_paths))
-    settings = dataclasses.replace(settings, use_cached=not no_cache)
+    settings = dataclasses.replace(settings, use_cached=not no_cache, timeout=timeout)
     if refs:
         if good is None or bad is None:
             raise UsageError("a tag or commit as one end of --commits needs both --good and --bad")
         released = None
-        ends = (str(good), str(bad))
+        ends: tuple[Mlx, Mlx] = (good, bad)
     else:
         released = bisect_entry(
             entry,
             settings,
             regress_on,
             pattern,
-            None if isinstance(good, str) else good,
-            None if isinstance(bad, str) else bad,
+            good.version if isinstance(good, Release) else None,
+            bad.version if isinstance(bad, Release) else None,
             choose(quiet),
             corpus_args(corpus_paths),
         )
-        render(released, report_console(stderr=on_stdout(json_path)))
+        render(released.view(), report_console(stderr=on_stdout(json_path)))
         if not by_commit or released.boundary is None:
             if json_path is not None:
                 _write_json(json_path, released.to_json())
             sys.exit(ExitCode.OK if released.boundary is not None else ExitCode.USAGE)
-        older, newer = (str(v) for v in released.boundary)
+        older, newer = (Release(v) for v in released.boundary)
         ends = (newer, older) if released.direction == "fix" else (older, newer)
     from mgradcheck.releases.bisect_commits import bisect_commits
-    from mgradcheck.releases.bisect_commits import render as render_commits
 
     result = bisect_commits(
         entry,
@@ -213,7 +229,7 @@ def bisect(
         released,
         corpus_args(corpus_paths),
     )
-    render_commits(result, report_console(stderr=on_stdout(json_path)))
+    render(result.view(), report_console(stderr=on_stdout(json_path)))
     if json_path is not None:
         _write_json(json_path, result.to_json())
     if result.interrupted:
@@ -248,7 +264,8 @@ def bisect(
 @MATCH_OPTION
 @release_options
 @build_options
-@jobs_option("Releases run")
+@jobs_option("How many releases run at once; each runs its entries one at a time.")
+@TIMEOUT_OPTION
 @click.option(
     "--no-cache", is_flag=True, help="Run everything again instead of reusing stored results."
 )
@@ -281,6 +298,7 @@ def matrix(
     pattern: str | None,
     settings: Settings,
     jobs: int,
+    timeout: float | None,
     no_cache: bool,
     json_path: Path | None,
     markdown_path: Path | None,
@@ -293,7 +311,8 @@ def matrix(
     from mgradcheck.cli.sharding import take
     from mgradcheck.corpus.shard import units
     from mgradcheck.releases.index import parse_range
-    from mgradcheck.releases.matrix import matrix_of, render_markdown, render_table
+    from mgradcheck.releases.matrix import matrix_of
+    from mgradcheck.releases.matrix_render import render_markdown, render_table
     from mgradcheck.reports.outputs import check_writable_paths
     from mgradcheck.run import stages
     from mgradcheck.run.display import choose, report_console
@@ -306,6 +325,8 @@ def matrix(
     entries = stages.select(stages.load_corpus(corpus_paths), ids, tags)
     if shard is not None and from_reports:
         raise UsageError("--shard splits the runs of a matrix: it cannot go with --from-report")
+    if from_reports and _given("timeout"):  # pyproject.toml's applies only where runs are made
+        raise UsageError("--timeout is for runs made here: it cannot go with --from-report")
     part = take(shard, durations_path, units(entries),
                 [(e.id, e.id) for e in entries], [f"{e.id} {e.content_hash}" for e in entries])  # fmt: skip
     if part is not None:
@@ -322,7 +343,7 @@ def matrix(
             raise UsageError(str(exc)) from None
         result = judged_reports(entries, reports, regress_on, pattern)
     else:
-        settings = dataclasses.replace(settings, use_cached=not no_cache)
+        settings = dataclasses.replace(settings, use_cached=not no_cache, timeout=timeout)
         result = matrix_of(
             entries,
             settings,
@@ -335,7 +356,7 @@ def matrix(
         )
     if json_path is not None:
         _write_json(json_path, {**result.to_json(), "meta": part.meta if part is not None else {}})
-    render_table(result, report_console(width=200, stderr=on_stdout(json_path, markdown_path)))
+    render_table(result, report_console(stderr=on_stdout(json_path, markdown_path)))
     if markdown_path is not None:
         from mgradcheck.atomic import write_text
 

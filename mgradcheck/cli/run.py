@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import click
 
@@ -27,10 +27,10 @@ from mgradcheck.cli.sharding import shard_options
 from mgradcheck.exitcodes import describe
 
 if TYPE_CHECKING:
-    from packaging.version import Version
-
     from mgradcheck.corpus.shard import Shard
+    from mgradcheck.releases.choice import Mlx
     from mgradcheck.releases.runs import Settings
+    from mgradcheck.run.child_process import LiveChild
 
 
 @click.command(
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 @IDS_ARGUMENT
 @CORPUS_OPTION
 @TAG_OPTION
-@jobs_option("Entries run")
+@jobs_option("How many children run at once, each one run of one entry.")
 @click.option(
     "--timeout",
     type=click.FloatRange(0.1, 86400),
@@ -59,6 +59,13 @@ if TYPE_CHECKING:
 @click.option(
     "-q", "--quiet", is_flag=True, help="No progress display (the table and summary still print)."
 )
+@click.option(
+    "-v",
+    "--verbose",
+    is_flag=True,
+    help="Show each child's command line as it starts, and the environment variables "
+    "mgradcheck sets or removes for it.",
+)
 def run(
     ids: Sequence[str],
     corpus_paths: Sequence[Path],
@@ -67,7 +74,7 @@ def run(
     timeout: float | None,
     repeat: int | None,
     python: Path | None,
-    mlx_version: Version | str | None,
+    mlx_version: Mlx | None,
     settings: Settings | None,
     max_memory: int | None,
     json_path: Path | None,
@@ -77,6 +84,7 @@ def run(
     shard: Shard | None,
     durations_path: Path | None,
     quiet: bool,
+    verbose: bool,
 ) -> None:
     """Run corpus entries (all, or those named by IDS) and judge each against its expectation."""
     from mgradcheck.cli.sharding import take
@@ -117,9 +125,10 @@ def run(
     files = outputs.files()
     if files.paths():
         snapshots = SnapshotWriter(files, lambda message: say(f"warning: {message}"))
+    shown = _shown(say if quiet else progress.line) if verbose else None
     try:
         report, interrupted = stages.execute(
-            entries, command, env, options, progress, meta, snapshots
+            entries, command, env, options, progress, meta, snapshots, shown
         )
     finally:
         if snapshots is not None:
@@ -133,3 +142,23 @@ def run(
     if interrupted is not None:
         say(f"interrupted by {interrupted}; the report holds what finished")
     sys.exit(stages.exit_code(report, interrupted))
+
+
+def _shown(show: Callable[[str], None]) -> Callable[[str, LiveChild], None]:
+    """``--verbose``: each child's command line, and what mgradcheck changed in the environment
+    it inherits (set, or removed: see ``CHILD_UNSET``), as it starts."""
+
+    def started(name: str, child: LiveChild) -> None:
+        import os
+        import shlex
+
+        env = child.env or {}
+        set_ = " ".join(
+            f"{k}={shlex.quote(v)}" for k, v in sorted(env.items()) if os.environ.get(k) != v
+        )
+        removed = " ".join(sorted(k for k in os.environ if k not in env))
+        argv = cast("list[str]", child.process.args)  # as child_process._run gives it
+        show(f"{name}: {shlex.join(argv)}")
+        show(f"{name}: set {set_ or 'nothing'}; removed {removed or 'nothing'}")
+
+    return started

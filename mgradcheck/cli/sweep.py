@@ -26,9 +26,8 @@ from mgradcheck.exitcodes import ExitCode, describe
 from mgradcheck.wording import count
 
 if TYPE_CHECKING:
-    from packaging.version import Version
-
     from mgradcheck.corpus.shard import Shard
+    from mgradcheck.releases.choice import Mlx
     from mgradcheck.releases.runs import Settings
 
 
@@ -88,7 +87,7 @@ def _checks(ctx: click.Context, param: click.Parameter, value: Sequence[str]) ->
     help="Write each finding as a corpus entry here, then run it to confirm it reproduces.",
 )
 @json_option()
-@jobs_option("Children")
+@jobs_option("How many children run at once, each a batch of catalogue cases.")
 @click.option(
     "--points",
     type=click.IntRange(1, 20),
@@ -132,7 +131,7 @@ def sweep(
     dtypes: tuple[str, ...],
     budget: float,
     python: Path | None,
-    mlx_version: Version | str | None,
+    mlx_version: Mlx | None,
     settings: Settings | None,
     emit_dir: Path | None,
     json_path: Path | None,

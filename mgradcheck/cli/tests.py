@@ -25,9 +25,8 @@ from mgradcheck.errors import UsageError
 from mgradcheck.exitcodes import ExitCode, describe
 
 if TYPE_CHECKING:
-    from packaging.version import Version
-
     from mgradcheck.corpus.shard import Shard
+    from mgradcheck.releases.choice import Mlx
     from mgradcheck.releases.runs import Settings
     from mgradcheck.suites.collect import SuiteTest
     from mgradcheck.suites.execute import SuiteOptions
@@ -50,6 +49,8 @@ _MATRIX_ONLY = {"versions": "--versions", "markdown_path": "--markdown", "emit_d
                 "no_cache": "--no-cache", "force": "--force"}  # fmt: skip
 _RUN_ONLY = {"junit_path": "--junit", "summary_path": "--summary", "badge_path": "--badge",
              "python": "--python", "mlx_version": "--mlx"}  # fmt: skip
+# Why an option means nothing in the other mode, where that is not plain from its name.
+_WHY = {"no_cache": ": only a matrix reuses stored results; a run without it runs every test"}
 
 
 def _check_modes(matrix: bool, given: dict[str, object]) -> None:
@@ -57,7 +58,7 @@ def _check_modes(matrix: bool, given: dict[str, object]) -> None:
     wrong, where = (_RUN_ONLY, "without --matrix") if matrix else (_MATRIX_ONLY, "with --matrix")
     for name, option in wrong.items():
         if given.get(name):
-            raise UsageError(f"{option} is used {where} only")
+            raise UsageError(f"{option} is used {where} only{_WHY.get(name, '')}")
 
 
 def _load(
@@ -96,7 +97,7 @@ def _inputs(chosen: Sequence[SuiteTest]) -> list[Path]:
 @click.option("--mlx-tests", "revision", metavar="TAG", help="MLX's own python/tests at this tag, from --mlx-repo's clone (PATHs are then inside it).")  # fmt: skip
 @interpreter_options("Run", releases_flag="matrix")
 @release_options
-@jobs_option("Tests run")
+@jobs_option("How many children run at once, each running --per-child tests.")
 @click.option("--per-child", type=click.IntRange(1, 10_000), default=1, show_default=True,
               help="Tests per child; a child that dies has its culprit re-run alone.")  # fmt: skip
 @click.option("--timeout", type=click.FloatRange(0.1, 86400), default=120.0, show_default=True,
@@ -119,7 +120,7 @@ def tests(
     keyword: str | None,
     revision: str | None,
     python: Path | None,
-    mlx_version: Version | str | None,
+    mlx_version: Mlx | None,
     settings: Settings,
     jobs: int,
     per_child: int,
@@ -151,6 +152,7 @@ def tests(
     """
     from mgradcheck.cli.sharding import take
     from mgradcheck.corpus.shard import Unit
+    from mgradcheck.releases.choice import Commit
     from mgradcheck.suites.execute import SuiteOptions
 
     _check_modes(matrix, click.get_current_context().params)
@@ -160,7 +162,7 @@ def tests(
         from mgradcheck.releases.index import parse_range
 
         parse_range(versions)  # a bad range is bad usage, said before anything runs
-    commit = isinstance(mlx_version, str)
+    commit = isinstance(mlx_version, Commit)
     chosen, checkout = _load(paths, revision, settings.mlx_repo, keyword, builds=commit)
     part = take(shard, durations_path, [Unit(t.id) for t in chosen],
                 [(t.id, t.id) for t in chosen], [f"{t.id} {t.content_hash}" for t in chosen])  # fmt: skip
@@ -187,7 +189,7 @@ def tests(
 def _run(
     chosen: Sequence[SuiteTest],
     python: Path | None,
-    mlx_version: Version | str | None,
+    mlx_version: Mlx | None,
     settings: Settings,
     options: SuiteOptions,
     quiet: bool,
@@ -197,12 +199,13 @@ def _run(
     badge_path: Path | None,
     meta: dict[str, Any],
 ) -> None:
-    from mgradcheck.releases.runs import open_target
+    from mgradcheck.cli.common import open_target
+    from mgradcheck.releases.choice import Release
     from mgradcheck.reports import table
     from mgradcheck.reports.incremental import SnapshotWriter
     from mgradcheck.reports.outputs import report_outputs, write
     from mgradcheck.run import stages
-    from mgradcheck.run.display import choose, report_console
+    from mgradcheck.run.display import choose
     from mgradcheck.suites.execute import report_of, store_runs
 
     outputs = report_outputs(json_path, junit_path, summary_path, badge_path)
@@ -218,10 +221,10 @@ def _run(
     finally:
         if snapshots is not None:
             snapshots.close()
-    if mlx_version is not None and not isinstance(mlx_version, str):  # a commit's runs: not stored
-        store_runs(settings, mlx_version, chosen, report.results, options)
+    if isinstance(mlx_version, Release):  # a commit's runs: not stored
+        store_runs(settings, mlx_version.version, chosen, report.results, options)
     write(report, outputs)
-    table.render(report, report_console(stderr=outputs.to_stdout))
+    table.show(report, stderr=outputs.to_stdout)
     if interrupted is not None:
         say(f"interrupted by {interrupted}; the report holds what finished")
     sys.exit(stages.exit_code(report, interrupted))
@@ -241,7 +244,7 @@ def _matrix(
     meta: dict[str, Any],
 ) -> None:
     from mgradcheck.atomic import write_text
-    from mgradcheck.releases.matrix import render_table
+    from mgradcheck.releases.matrix_render import render_table
     from mgradcheck.reports.outputs import check_writable_paths
     from mgradcheck.run.display import choose, report_console
     from mgradcheck.suites.matrix import markdown, suite_matrix, summary_lines
@@ -260,7 +263,7 @@ def _matrix(
         write_text(
             json_path, dumps({**result.to_json(), "meta": {"kind": "tests", **meta}}, indent=1)
         )
-    console = report_console(width=200, stderr=to_stdout)
+    console = report_console(stderr=to_stdout)
     render_table(result, console, by_item=True)
     for line in summary_lines(result):  # test ids hold directory names: shown, never obeyed
         console.print(shown(line), highlight=False, soft_wrap=True, markup=False)

@@ -20,6 +20,7 @@ from mgradcheck.errors import UsageError
 from mgradcheck.releases.sources import GitError, git, resolve
 
 REPOSITORY_URL = "https://github.com/ml-explore/mlx"
+COMPARE = f"{REPOSITORY_URL}/compare/{{}}...{{}}"  # upstream's changes from one git ref to another
 # Hex of at least 7 digits is a commit, never a release: no MLX version looks like that.
 _HASH = re.compile(r"[0-9a-f]{7,40}")
 # GitHub's squash merges end the subject with "(#123)"; merge commits say "Merge pull request #123".
@@ -161,7 +162,13 @@ def version_commit(version: Version) -> str | None:
     return local if is_commit(local) else None
 
 
+def tag(version: Version) -> str:
+    """The upstream git ref of a release, or the commit of a build of one (``+6335c834c``)."""
+    return version_commit(version) or release_tag(version)
+
+
 __all__ = [
+    "COMPARE",
     "REPOSITORY_URL",
     "Commit",
     "commit",
@@ -171,5 +178,6 @@ __all__ = [
     "is_commit",
     "release_tag",
     "resolve_ref",
+    "tag",
     "version_commit",
 ]

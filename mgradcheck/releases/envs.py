@@ -4,7 +4,7 @@ Each lives in ``cache_root()/envs/<name>/``::
 
     mgradcheck-env.json   ours, written before anything else: prune deletes only such directories
     venv/                 the environment
-    kernels/              the release's TMPDIR, so its compiled CPU kernels are its own and stay warm
+    kernels/              its compiled CPU kernels, its own and kept warm (mgradcheck.run.kernels)
     install.log           the installer's output
     failed.json           a failed install, remembered with its log tail until --retry-failed
     complete.json         written last: an environment without it is half-built and is rebuilt

@@ -2,10 +2,8 @@
 
 Releases run in parallel, each in its cached environment, through the same
 results store as ``bisect``, so a matrix after a bisect (or a second matrix)
-runs only what is new. The result renders as a terminal table, Markdown (for
-release notes and CI summaries) and JSON: releases down and entries across
-for the corpus, or (``by_item``) items down and releases across, as
-``tests --matrix`` shows the many tests of a suite on a few releases.
+runs only what is new. The result serialises as JSON here, and renders as a
+terminal table and as Markdown in :mod:`mgradcheck.releases.matrix_render`.
 """
 
 from __future__ import annotations
@@ -16,17 +14,16 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
 from mgradcheck.corpus.entry import Entry
 from mgradcheck.errors import Interrupted, MgradcheckError, UsageError
 from mgradcheck.outcomes import Outcome
-from mgradcheck.releases.bisect import COMPARE, tag
-from mgradcheck.releases.commits import follows
+from mgradcheck.releases.commits import COMPARE, follows, tag
 from mgradcheck.releases.index import Listing, list_releases, parse_range
-from mgradcheck.releases.regress import Judged, RegressOn, State, judge, judge_run, recorded
+from mgradcheck.releases.regress import Judged, RegressOn, State, judge, judge_run
 from mgradcheck.releases.runs import (
     Execute,
     R,
@@ -36,13 +33,10 @@ from mgradcheck.releases.runs import (
     build_commit,
     run_release,
 )
-from mgradcheck.run.display import Progress, markup_safe
+from mgradcheck.run.display import Progress
 from mgradcheck.run.results import Report
 from mgradcheck.run.runner import Runner
 from mgradcheck.wording import count
-
-if TYPE_CHECKING:
-    from rich.console import Console
 
 SCHEMA = "mgradcheck-matrix"
 SCHEMA_VERSION = 1
@@ -370,124 +364,3 @@ def from_reports(
         tuple(e for e in entries if any((e.id, v) in cells for v in versions)),
         cells,
     )
-
-
-def _cell_text(matrix: Matrix, entry_id: str, version: Version) -> str:
-    cell = matrix.cell(entry_id, version)
-    return cell.outcome if cell.outcome != "unavailable" else "n/a"
-
-
-def _markdown_cell(matrix: Matrix, entry_id: str, version: Version) -> str:
-    text = _cell_text(matrix, entry_id, version)
-    if version in matrix.flip_versions(entry_id):
-        return f"**→ {text}**"
-    if matrix.cell(entry_id, version).state is State.UNKNOWN:
-        return f"_{text}_"
-    return text
-
-
-def render_markdown(
-    matrix: Matrix, by_item: bool = False, subject: str = "the mgradcheck corpus"
-) -> str:
-    """A table to paste into a release note: flips in bold with an arrow.
-
-    Releases down and entries across; ``by_item``: entries down, releases across.
-    """
-    ids = [e.id for e in matrix.entries]
-    lines = [f"### MLX releases against {subject} ({matrix.target})", ""]
-    if by_item:
-        lines += [
-            "| id | " + " | ".join(str(v) for v in matrix.versions) + " |",
-            "|---|" + "---|" * len(matrix.versions),
-        ]
-        for entry_id in ids:
-            row = [_markdown_cell(matrix, entry_id, v) for v in matrix.versions]
-            lines.append(f"| `{entry_id}` | " + " | ".join(row) + " |")
-    else:
-        lines += [
-            "| MLX | " + " | ".join(f"`{i}`" for i in ids) + " |",
-            "|---|" + "---|" * len(ids),
-        ]
-        for version in reversed(matrix.versions):
-            row = [_markdown_cell(matrix, entry_id, version) for entry_id in ids]
-            lines.append(f"| {version} | " + " | ".join(row) + " |")
-    lines += [
-        "",
-        f"**→** marks the release where an entry flips, bad meaning {matrix.regress_on.meaning}; "
-        "_italic_: could not be judged (another misbehaviour, not installable, or skipped).",
-        "",
-    ]
-    lines += _flip_lines(matrix, markdown=True)
-    if matrix.interrupted:
-        lines += ["", "_The matrix was interrupted: cells marked `not run` are missing._"]
-    return "\n".join(lines) + "\n"
-
-
-def _flip_lines(matrix: Matrix, markdown: bool) -> list[str]:
-    lines = []
-    for entry in matrix.entries:
-        flips = matrix.flips(entry.id)
-        name = f"`{entry.id}`" if markdown else entry.id
-        if not flips:
-            states = {matrix.cell(entry.id, v).state for v in matrix.versions} - {State.UNKNOWN}
-            what = (
-                states.pop().label + " on every release judged"
-                if len(states) == 1
-                else "nothing judged"
-            )
-            lines.append(f"- {name}: {what}")
-            continue
-        for flip in flips:
-            link = f" ([compare]({flip.compare_url}))" if markdown else f"  {flip.compare_url}"
-            lines.append(f"- {name}: {flip.sentence()}{_recorded(entry, flip, matrix)}{link}")
-    return lines
-
-
-def _recorded(entry: Runnable, flip: Flip, matrix: Matrix) -> str:
-    if matrix.regress_on is not RegressOn.SIGNATURE or not isinstance(entry, Entry):
-        return ""
-    device = "cuda" if matrix.backend.startswith("cuda") else matrix.backend
-    found = recorded(entry, device, flip.now is State.GOOD, flip.before, flip.after)
-    if found is None:
-        return ""
-    return f" (corpus: {found.key} {found.version}{'' if found.agrees else ', which disagrees'})"
-
-
-def _table_cell(matrix: Matrix, entry_id: str, version: Version) -> str:
-    cell = matrix.cell(entry_id, version)
-    text = _cell_text(matrix, entry_id, version)
-    mark = "→ " if version in matrix.flip_versions(entry_id) else ""
-    style = f"bold {cell.state.colour}" if mark else cell.state.colour
-    return f"[{style}]{mark}{markup_safe(text)}[/]"
-
-
-def render_table(matrix: Matrix, console: Console, by_item: bool = False) -> None:
-    """Releases down (newest first) and entries across; ``by_item``: entries down, releases across."""
-    from rich.table import Table
-
-    table = Table(show_lines=False)
-    ids = [e.id for e in matrix.entries]
-    if by_item:
-        console.print(f"[bold]MLX releases[/] ({matrix.target})", highlight=False)
-        table.add_column("id", style="bold", overflow="fold")
-        for version in matrix.versions:
-            table.add_column(str(version), no_wrap=True)
-        for entry_id in ids:
-            table.add_row(
-                markup_safe(entry_id), *(_table_cell(matrix, entry_id, v) for v in matrix.versions)
-            )
-    else:
-        console.print(f"[bold]MLX releases[/] ({matrix.target}), newest first", highlight=False)
-        table.add_column("MLX", style="bold", no_wrap=True)
-        for entry_id in ids:
-            table.add_column(markup_safe(entry_id), overflow="fold")
-        for version in reversed(matrix.versions):
-            table.add_row(str(version), *(_table_cell(matrix, i, version) for i in ids))
-    console.print(table)
-    console.print(
-        f"→ the release where an entry flips; [red]bad[/] means {matrix.regress_on.meaning}; "
-        "[yellow]yellow[/]: could not be judged",
-        highlight=False,
-    )
-    for line in _flip_lines(matrix, markdown=False):
-        console.print(markup_safe(line), highlight=False, soft_wrap=True)

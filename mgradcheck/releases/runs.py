@@ -24,6 +24,7 @@ from packaging.version import InvalidVersion, Version
 from mgradcheck.corpus.entry import Entry
 from mgradcheck.errors import EnvironmentFailure, Interrupted, UsageError
 from mgradcheck.releases import builds, commits, envs, sources
+from mgradcheck.releases.choice import Commit, Mlx, Release
 from mgradcheck.releases.index import Source, Target, default_backend, list_releases
 from mgradcheck.releases.store import ProbeKey, ResultsStore, StoredRuns
 from mgradcheck.run.child_process import ChildCommand
@@ -77,6 +78,7 @@ class Settings:
     )
     mlx_deps: Path | None = None  # clones of what MLX's CMake fetches, for builds offline
     build_jobs: int | None = None  # compiler processes per build (None: one per core)
+    timeout: float | None = None  # seconds per run of a corpus entry, overriding its own
     wheels: Mapping[Version, Path] = field(default_factory=dict)  # commits built here, by version
 
     @classmethod
@@ -151,6 +153,10 @@ class Settings:
         )
 
     def key(self, item: Runnable, version: Version) -> ProbeKey:
+        """Where the runs of ``item`` are stored: under --timeout, an entry's runs are those of
+        the entry with that timeout (its content hash holds the timeout)."""
+        if self.timeout is not None and isinstance(item, Entry):
+            item = replace(item, timeout=self.timeout)
         return ProbeKey(item.content_hash, str(version), self.target.backend, self.target.platform)
 
 
@@ -224,9 +230,11 @@ def run_entries(
     environment: Environment,
     entries: Sequence[Entry],
     on_runner: OnRunner | None,
+    timeout: float | None = None,
 ) -> tuple[list[tuple[Observation, ...]], Interrupted | None]:
-    """The default :data:`Execute`: corpus entries, each in its own child, one at a time."""
-    runner = Runner(command, environment, RunOptions(jobs=1), Silent())
+    """The default :data:`Execute`: corpus entries, each in its own child, one at a time
+    (``timeout``: each run's, overriding the entry's own)."""
+    runner = Runner(command, environment, RunOptions(jobs=1, timeout=timeout), Silent())
     outcome = run_watched(runner, entries, on_runner)
     return [r.runs for r in outcome.results], outcome.interrupted
 
@@ -273,7 +281,9 @@ def run_release(
                 results, interrupted = execute(command, environment, missing, on_runner)
             else:  # without a way to run them, the items are corpus entries
                 entries_ = cast("list[Entry]", missing)
-                results, interrupted = run_entries(command, environment, entries_, on_runner)
+                results, interrupted = run_entries(
+                    command, environment, entries_, on_runner, settings.timeout
+                )
     except (EnvironmentFailure, UsageError) as exc:  # not installed, or its interpreter unusable
         return problem(str(exc))
     for entry, runs in zip(missing, results, strict=True):
@@ -316,7 +326,7 @@ def open_commit(
 
 
 def open_target(
-    python: Path | None, release: Version | str | None, settings: Settings, progress: Progress
+    python: Path | None, release: Mlx | None, settings: Settings, progress: Progress
 ) -> tuple[ChildCommand, Environment]:
     """The children's command and environment: a release's cached environment (or a commit's,
     built here; the install or build shown on ``progress``), ``--python``, or this interpreter."""
@@ -332,9 +342,11 @@ def open_target(
         progress.status(text)
 
     try:
-        if isinstance(release, str):
-            return open_commit(release, settings, status)
-        return open_release(release, settings, status)
+        match release:
+            case Commit(ref):
+                return open_commit(ref, settings, status)
+            case Release(version):
+                return open_release(version, settings, status)
     finally:
         if shown:
             progress.stop()

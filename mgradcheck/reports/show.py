@@ -1,11 +1,26 @@
-"""``mgradcheck show``: one entry explained to someone who never read the thread."""
+"""``mgradcheck show``: one entry explained to someone who never read the thread.
+
+As text within a width (the reproducer's code excepted: it is shown as written) and as
+JSON (``mgradcheck schema show`` holds its keys).
+"""
 
 from __future__ import annotations
 
+import re
 import textwrap
+from typing import TYPE_CHECKING, Any
 
 from mgradcheck.corpus.entry import BACKENDS, Entry
-from mgradcheck.run.display import printable
+from mgradcheck.run.display import PIPE_WIDTH, printable
+
+if TYPE_CHECKING:
+    from mgradcheck.run.results import EntryResult
+
+SCHEMA = "mgradcheck-show"
+SCHEMA_VERSION = 1
+# What a wrapped line's next lines are indented under: a field's value ("report:   URL"), an
+# evidence line's outcome ("  mlx 0.32.0 cpu: crash  (...)").
+_LABEL = re.compile(r" *(?:[a-z]+: +|mlx \S+ \S+: )?")
 
 
 def _expectation(entry: Entry) -> list[str]:
@@ -29,34 +44,59 @@ def _expectation(entry: Entry) -> list[str]:
     return lines
 
 
-def _last_known(entry: Entry) -> list[str]:
+def _last_run(entry: Entry) -> tuple[EntryResult, str] | str:
+    """The entry's result in the last recorded run and when that finished, or why there is none."""
     from mgradcheck.paths import last_report
     from mgradcheck.reports.json_report import read
 
     path = last_report()
     if not path.exists():
-        return ["no run recorded yet (mgradcheck run records one)"]
+        return "no run recorded yet (mgradcheck run records one)"
     try:
         report = read(path)
     except ValueError:
-        return ["the last recorded run could not be read"]
+        return "the last recorded run could not be read"
     for result in report.results:
         if result.id == entry.id:
-            env = result.environment
-            return [
-                f"{result.outcome_text} -> {result.verdict.label} on {env.label} ({report.finished})",
-                f"  {result.reason}",
-            ]
-    return ["not in the last recorded run"]
+            return result, report.finished
+    return "not in the last recorded run"
 
 
-def render(entry: Entry) -> str:
+def _last_known(entry: Entry) -> list[str]:
+    found = _last_run(entry)
+    if isinstance(found, str):
+        return [found]
+    result, finished = found
+    env = result.environment
+    return [
+        f"{result.outcome_text} -> {result.verdict.label} on {env.label} ({finished})",
+        f"  {result.reason}",
+    ]
+
+
+def _fit(line: str, width: int) -> list[str]:
+    """``line`` wrapped at ``width``, its next lines under its value; a URL is never broken."""
+    line = printable(line)
+    if len(line) <= width:
+        return [line]
+    found = _LABEL.match(line)
+    label = found.group() if found else ""
+    hang = len(label) if label.strip() else len(line) - len(line.lstrip()) + 2
+    return textwrap.wrap(
+        line, width, subsequent_indent=" " * min(hang, width // 2),
+        break_long_words=False, break_on_hyphens=False,
+    ) or [line]  # fmt: skip
+
+
+def render(entry: Entry, width: int = PIPE_WIDTH) -> str:
     out = [f"{entry.id}: {entry.title}", ""]
-    out += [*textwrap.wrap(entry.summary, 88), ""]
+    out += [*textwrap.wrap(entry.summary, width), ""]
     if entry.upstream.report:
         out.append(f"report:   {entry.upstream.report}")
     if entry.found_by is not None:
-        unreported = "" if entry.upstream.report else "not reported upstream yet; "
+        unreported = (
+            "" if entry.upstream.report or not entry.bug.affects else "not reported upstream yet; "
+        )
         out.append(f"found:    {unreported}{entry.found_by.describe()}")
     if entry.upstream.fix:
         out.append(f"fix:      {entry.upstream.fix}")
@@ -79,13 +119,61 @@ def render(entry: Entry) -> str:
         out += [
             "",
             "Notes:",
-            *textwrap.wrap(entry.notes, 88, initial_indent="  ", subsequent_indent="  "),
+            *textwrap.wrap(entry.notes, width, initial_indent="  ", subsequent_indent="  "),
         ]
     out += ["", "Last known status:"] + [f"  {line}" for line in _last_known(entry)]
     repeat = f", {entry.repeat} runs" if entry.repeat > 1 else ""
     out += ["", f"Reproducer (timeout {entry.timeout:g}s{repeat}):"]
+    out = [piece for text in out for line in text.split("\n") for piece in _fit(line, width)]
     if entry.code is not None:
         out += ["  " + line for line in entry.code.rstrip().splitlines()]
     elif entry.gradcheck is not None:
         out += [f"  gradcheck: {dict(entry.gradcheck)}"]
     return printable("\n".join(out))
+
+
+def to_json(entry: Entry) -> dict[str, Any]:
+    """The entry as ``show --json`` writes it: what the text shows, keyed."""
+    bug, found, last = entry.bug, entry.found_by, _last_run(entry)
+    found_by = None
+    if found is not None:
+        found_by = {"tool": found.tool, "mlx": found.mlx, "date": found.date,
+                    "backend": found.backend, "case": found.case}  # fmt: skip
+    last_run = None
+    if not isinstance(last, str):
+        result, finished = last
+        last_run = {"outcome": result.outcome_text, "verdict": result.verdict.label,
+                    "environment": result.environment.label, "finished": finished,
+                    "reason": result.reason}  # fmt: skip
+    return {
+        "schema": SCHEMA,
+        "schema_version": SCHEMA_VERSION,
+        "id": entry.id,
+        "title": entry.title,
+        "summary": entry.summary,
+        "path": entry.path,
+        "line": entry.line,
+        "tags": list(entry.tags),
+        "origin": entry.origin,
+        "upstream": {
+            "report": entry.upstream.report,
+            "fix": entry.upstream.fix,
+            "related": list(entry.upstream.related),
+        },
+        "found_by": found_by,
+        "signature": bug.signature_label(),
+        "expected": {backend: bug.expectation(backend) for backend in BACKENDS},
+        "fixed_in": {b: str(v) if v else None for b, v in bug.fixed_in.items()},
+        "introduced_in": {b: str(v) if v else None for b, v in bug.introduced_in.items()},
+        "evidence": [
+            {"mlx": e.mlx, "backend": e.backend, "outcome": e.outcome, "note": e.note}
+            for e in entry.evidence
+        ],
+        "notes": entry.notes,
+        "last_run": last_run,
+        "timeout": entry.timeout,
+        "repeat": entry.repeat,
+        "requires": entry.requires.to_json(),
+        "code": entry.code,
+        "gradcheck": dict(entry.gradcheck) if entry.gradcheck is not None else None,
+    }

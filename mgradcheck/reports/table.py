@@ -1,4 +1,5 @@
-"""The terminal table printed after a run: one line per entry, readable at 80 columns.
+"""The table printed after a run: one line per entry, within the width it is given (see
+:func:`~mgradcheck.run.display.output_width`: ``$COLUMNS``, the terminal's, else 100).
 
 Id, outcome, verdict, time and the start of the reason; an id is never broken
 (it is what people copy into ``mgradcheck show``, which has the title and the
@@ -12,9 +13,9 @@ import sys
 from typing import TYPE_CHECKING
 
 from mgradcheck.run.display import (
-    PIPE_WIDTH,
     cut,
     markup_safe,
+    output_width,
     plain_stream,
     printable,
     report_console,
@@ -82,7 +83,7 @@ def show(report: Report, stderr: bool = False) -> None:
     what only Rich lays out right (wide characters, markup, a cell to fold), Rich draws it.
     """
     stream = sys.stderr if stderr else sys.stdout
-    text = plain(report, PIPE_WIDTH) if plain_stream(stream) else None
+    text = plain(report, output_width(stream)) if plain_stream(stream) else None
     if text is None:
         render(report, report_console(stderr=stderr))
         return
@@ -91,8 +92,9 @@ def show(report: Report, stderr: bool = False) -> None:
 
 
 def plain(report: Report, width: int) -> str | None:
-    """The table as Rich draws it without colour at ``width`` columns, or None when only Rich
-    can say (a cell that would fold, wide or control characters, markup, too little width)."""
+    """The table as Rich draws it without colour at ``width`` columns, less the spaces that pad
+    each row out to the table's width; or None when only Rich can say (a cell that would fold,
+    wide or control characters, markup, too little width)."""
     header, cells, widths = _columns(report)
     reason_width = _reason_width(widths, width)
     reasons = [cut(_first_line(printable(r.reason)), reason_width) for r in report.results]
@@ -110,7 +112,7 @@ def plain(report: Report, width: int) -> str | None:
         "  ".join(
             text.rjust(w) if column == time else text.ljust(w)
             for column, (text, w) in enumerate(zip(row, widths, strict=True))
-        )
+        ).rstrip()
         for row in rows
     ]
     lines.insert(1, "\N{BOX DRAWINGS LIGHT HORIZONTAL}" * total)

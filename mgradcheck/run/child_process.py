@@ -38,6 +38,7 @@ from mgradcheck.run.child_result import (
     read_result,
     signal_name,
 )
+from mgradcheck.run.kernels import own_tmpdir
 from mgradcheck.run.observation import Capture, Observation
 
 LAUNCHER = Path(__file__).resolve().parent.parent / "child" / "launch.py"
@@ -106,6 +107,7 @@ class ChildCommand:
     python: str
     extra_env: Mapping[str, str] | None = None
     memory_limit: int | None = None
+    kernels: Path | None = None  # the release's compiled CPU kernels: see mgradcheck.run.kernels
 
     def __post_init__(self) -> None:
         # A child starts in its own scratch directory: a relative path given by the user
@@ -132,6 +134,7 @@ class LiveChild:
     token: str = ""
     stopped: bool = False
     offence: str = ""  # set when a process of this child signalled the runner
+    env: Mapping[str, str] | None = None  # what it started with (for run --verbose)
 
     def kill_group(self, sig: int) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -182,8 +185,13 @@ def run_child(
     The child's spec and result (and ``log``, when given) travel in files with no name,
     inherited as descriptors (``/dev/fd/N``): no other child can open, replace or forge
     them, and they are read only once the child is dead. The result must carry the nonce
-    of this spec, so a result written for another child is refused.
+    of this spec, so a result written for another child is refused. With ``command.kernels``
+    the child gets a TMPDIR of its own, seeded from them and merged back once it is dead.
     """
+    if command.kernels is not None:
+        with own_tmpdir(command.kernels, workdir) as tmp:
+            own = replace(command, kernels=None, extra_env={**(command.extra_env or {}), **tmp})
+            return run_child(own, spec, workdir, timeout, on_start, log)
     nonce = secrets.token_hex(16)
     with contextlib.ExitStack() as files:
         try:
@@ -236,6 +244,7 @@ def _run(
 ) -> tuple[Observation, dict[str, Any] | None]:
     started = time.monotonic()
     box = containment.box()
+    env = {**command.env(), **box.env}
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     try:
@@ -245,7 +254,7 @@ def _run(
             stdout=out_w,
             stderr=err_w,
             cwd=workdir,
-            env={**command.env(), **box.env},
+            env=env,
             start_new_session=True,
             pass_fds=(*box.pass_fds, spec_fd, result_fd, *([] if log_fd is None else [log_fd])),
         )
@@ -256,7 +265,7 @@ def _run(
         return harness_error(f"cannot start {command.python}: {exc.strerror or exc}"), None
     os.close(out_w)
     os.close(err_w)
-    live = LiveChild(process, box.token)
+    live = LiveChild(process, box.token, env=env)
     if on_start is not None:
         on_start(live)
     streams = {out_r: _Capped(), err_r: _Capped()}

@@ -3,9 +3,10 @@
 Every long command (``run``, ``bisect``, ``matrix``, ``sweep``, ``envs path``,
 ``run --mlx`` while it installs) reports through :class:`Progress`: a title
 (with a total when it is known), the step in progress, the items running now
-(each from ``item_started`` to ``item_finished``), one line per finished
-item, the count of finished items. Implementations are safe to call from
-worker threads: entries and releases run in parallel.
+(each from ``item_started`` to ``item_finished``), a ``result`` line per
+finished item (a log's record of it: on a terminal the table at the end
+shows it), other lines (``line``), the count of finished items. Implementations are
+safe to call from worker threads: entries and releases run in parallel.
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ class Progress(Protocol):
     def item_started(self, item: str) -> None: ...
     def item_finished(self, item: str) -> None: ...
     def line(self, text: str, style: str = "") -> None: ...
+    def result(self, text: str, style: str = "") -> None: ...
     def advance(self, count: int = 1) -> None: ...
     def stop(self) -> None: ...
 
@@ -77,6 +79,9 @@ class Silent:
         pass
 
     def line(self, text: str, style: str = "") -> None:
+        pass
+
+    def result(self, text: str, style: str = "") -> None:
         pass
 
     def advance(self, count: int = 1) -> None:
@@ -121,6 +126,10 @@ class PlainProgress:
                 return
             width = len(str(self.total))
             self._print(f"[{min(self.done + 1, self.total):>{width}}/{self.total}] {text}")
+
+    def result(self, text: str, style: str = "") -> None:
+        """A finished item's line: a log's only record of it before the table at the end."""
+        self.line(text, style)
 
     def advance(self, count: int = 1) -> None:
         with self._lock:
@@ -233,6 +242,9 @@ class RichProgress:
 
         self.progress.console.print(Text(f"  {printable(text)}", style=style), highlight=False)
 
+    def result(self, text: str, style: str = "") -> None:
+        """Nothing: on a terminal the bar counts what finished and the table then shows it."""
+
     def advance(self, count: int = 1) -> None:
         if self.task is not None:
             self.progress.update(self.task, advance=count)
@@ -253,7 +265,24 @@ def choose(quiet: bool, stream: IO[str] | None = None) -> Progress:
     return PlainProgress(out)
 
 
-PIPE_WIDTH = 160  # what reports and tables fill where no terminal says its width
+PIPE_WIDTH = 100  # what reports and tables fit where neither $COLUMNS nor a terminal says
+
+
+def output_width(stream: IO[str] | None = None) -> int:
+    """The columns a table or listing on ``stream`` fits: ``$COLUMNS`` when it is a positive
+    number (as Rich and Click read it), else the terminal's width, else :data:`PIPE_WIDTH`."""
+    import os
+
+    columns = os.environ.get("COLUMNS", "").strip()
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    stream = stream or sys.stdout
+    try:
+        if stream.isatty():
+            return os.get_terminal_size(stream.fileno()).columns or PIPE_WIDTH
+    except (OSError, ValueError, AttributeError):  # closed, or a stream with no descriptor
+        pass
+    return PIPE_WIDTH
 
 
 def plain_stream(stream: IO[str]) -> bool:
@@ -274,8 +303,8 @@ def plain_stream(stream: IO[str]) -> bool:
         return False
 
 
-def report_console(width: int = PIPE_WIDTH, stderr: bool = False) -> Console:
-    """The console reports and tables print on: the terminal's width, or ``width`` in a pipe.
+def report_console(stderr: bool = False) -> Console:
+    """The console reports and tables print on, as wide as :func:`output_width` says.
 
     ``stderr`` when standard output carries a report (``--json -``), so the two never mix.
     """
@@ -283,5 +312,6 @@ def report_console(width: int = PIPE_WIDTH, stderr: bool = False) -> Console:
 
     console = Console(highlight=False, stderr=stderr)
     if not console.is_terminal:
+        width = output_width(sys.stderr if stderr else sys.stdout)
         console = Console(highlight=False, width=width, stderr=stderr)
     return console

@@ -124,7 +124,9 @@ class Runner:
         scratch: Path | None = None,
         on_result: Callable[[EntryResult], None] | None = None,
         title: str = "mgradcheck run",
+        on_start: Callable[[str, LiveChild], None] | None = None,
     ) -> None:
+        """``on_start`` is told of each child as it starts, with the name progress shows it by."""
         self.command = command
         self.environment = environment
         self.options = options
@@ -132,6 +134,7 @@ class Runner:
         self.scratch = scratch
         self.on_result = on_result
         self.title = title
+        self.on_start = on_start
         self._live: set[LiveChild] = set()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
@@ -171,6 +174,8 @@ class Runner:
         def track(child: LiveChild) -> None:
             started.append(child)
             self._track(child)
+            if self.on_start is not None:
+                self.on_start(unit.name, child)
 
         self.progress.item_started(unit.name)
         try:
@@ -208,7 +213,7 @@ class Runner:
 
     def _finished(self, result: EntryResult) -> None:
         verdict = result.verdict
-        self.progress.line(
+        self.progress.result(
             f"{result.id}: {result.outcome_text} -> {verdict.label} ({result.duration:.1f}s)",
             verdict.colour,
         )

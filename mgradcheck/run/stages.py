@@ -23,7 +23,7 @@ from mgradcheck.corpus.fields import closest
 from mgradcheck.corpus.yamlsource import SourceError
 from mgradcheck.errors import EnvironmentFailure, Interrupted, UsageError
 from mgradcheck.exitcodes import ExitCode, for_verdicts
-from mgradcheck.run.child_process import ChildCommand
+from mgradcheck.run.child_process import ChildCommand, LiveChild
 from mgradcheck.run.display import Progress
 from mgradcheck.run.observation import Environment
 from mgradcheck.run.results import EntryResult, Report
@@ -75,9 +75,10 @@ def prepare(
 ) -> tuple[ChildCommand, Environment]:
     """Probe the interpreter and return the command that runs entries in it, kernels cached per release.
 
-    ``kernels`` is the children's TMPDIR (where MLX caches compiled CPU kernels);
-    by default one directory per release under the cache root. A release
-    environment passes its own, kept with it.
+    ``kernels`` is where MLX's compiled CPU kernels are kept, by default one
+    directory per release under the cache root (a release environment passes
+    its own, kept with it); each child gets a TMPDIR of its own seeded from it
+    (:mod:`mgradcheck.run.kernels`).
     """
     from mgradcheck.paths import kernel_dir
 
@@ -91,8 +92,8 @@ def prepare(
             f"MLX is not importable by {python}; install it into that interpreter "
             f"({shlex.quote(python)} -m pip install '{package}'), or point --python at one that has it"
         )
-    tmp = {"TMPDIR": str(kernels or kernel_dir(env.mlx, env.backend, env.python))}
-    return ChildCommand(python, {**(extra_env or {}), **tmp}), env
+    kernels = kernels or kernel_dir(env.mlx, env.backend, env.python)
+    return ChildCommand(python, extra_env, kernels=kernels), env
 
 
 def _probe(command: ChildCommand) -> Environment:
@@ -173,14 +174,16 @@ def execute(
     progress: Progress,
     meta: Mapping[str, Any] | None = None,
     snapshots: Snapshots | None = None,
+    on_start: Callable[[str, LiveChild], None] | None = None,
 ) -> tuple[Report, Interrupted | None]:
-    """Run the entries; return the report (complete or partial) and any interrupt (see :func:`reported`)."""
+    """Run the entries; return the report (complete or partial) and any interrupt (see
+    :func:`reported`). ``on_start`` is told of each child as it starts (``run --verbose``)."""
     memory = replace(command, memory_limit=options.memory_limit)
 
     def produce(
         on_result: Callable[[EntryResult], None],
     ) -> tuple[Sequence[EntryResult], Interrupted | None]:
-        runner = Runner(memory, env, options, progress, on_result=on_result)
+        runner = Runner(memory, env, options, progress, on_result=on_result, on_start=on_start)
         outcome = runner.run(entries)
         return outcome.results, outcome.interrupted
 

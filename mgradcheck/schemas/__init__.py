@@ -1,4 +1,5 @@
-"""JSON Schemas shipped with mgradcheck: a corpus entry (for editors) and the JSON report (for consumers).
+"""JSON Schemas shipped with mgradcheck: a corpus entry (for editors), and what commands write
+as JSON for consumers: the report, ``list --json`` and ``show --json``.
 
 Plain files in the package, read here and by ``mgradcheck schema``; the tests
 hold each to what the code accepts and writes.
@@ -10,11 +11,16 @@ import json
 from importlib import resources
 from typing import Any
 
-FILES = {"entry": "corpus-entry.schema.json", "report": "report.schema.json"}
+FILES = {
+    "entry": "corpus-entry.schema.json",
+    "report": "report.schema.json",
+    "list": "list.schema.json",
+    "show": "show.schema.json",
+}
 
 
 def schema_text(which: str) -> str:
-    """The schema file's text: ``entry`` or ``report``."""
+    """The schema file's text: ``entry``, ``report``, ``list`` or ``show``."""
     return resources.files(__name__).joinpath(FILES[which]).read_text(encoding="utf-8")
 
 

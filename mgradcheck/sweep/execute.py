@@ -88,6 +88,7 @@ class CaseResult:
     note: str = ""
     ran: dict[str, int] = field(default_factory=dict)  # check -> comparisons made
     refused: dict[str, str] = field(default_factory=dict)  # check -> MLX's refusal
+    seconds: float | None = None  # what it took (see from_finished); None: it did not run
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -102,6 +103,7 @@ class CaseResult:
             "note": self.note,
             "ran": self.ran,
             "refused": self.refused,
+            "seconds": None if self.seconds is None else round(self.seconds, 3),
             "spec": dict(self.task.spec),
         }
 
@@ -155,10 +157,18 @@ def from_observation(task: Task, run: Observation) -> CaseResult:
 
 
 def from_finished(task: Task, item: Finished) -> CaseResult:
-    """A case's result: its "done" line when its child wrote one, else its child's end."""
+    """A case's result: its "done" line when its child wrote one, else its child's end.
+
+    Its time is its "done" line's (the case alone, without its child's start), else, when it
+    ran alone, its child's.
+    """
     line = item.line
     result = from_line(task, line) if line is not None else from_observation(task, item.run)
     result.note = item.note
+    if line is not None and isinstance(line.get("duration"), (int, float)):
+        result.seconds = float(line["duration"])
+    elif item.alone and result.status is not Status.NOT_RUN:
+        result.seconds = item.run.duration
     return result
 
 

@@ -12,7 +12,7 @@ from mgradcheck.run.display import printable
 from mgradcheck.sweep.catalogue.coverage import EXCLUDED
 from mgradcheck.sweep.coverage import CHECKED, FINDING, NOT_COVERED, UNSUPPORTED
 from mgradcheck.sweep.execute import Status
-from mgradcheck.sweep.run import SweepReport
+from mgradcheck.sweep.run import FindingReport, SweepReport
 from mgradcheck.wording import count, plural
 
 
@@ -26,8 +26,14 @@ def render(report: SweepReport) -> str:
         lines.append(
             f"  FINDING {finding.group.title}: {count(len(finding.group.results), 'run')}{where}{confirmed}"
         )
+        lines.append(f"      {_detail(finding)}")
         if finding.reproduced is False:
             lines.append(f"      {finding.reproduction}")
+    if report.findings:
+        lines.append(
+            "  each finding in full (every run, the shrunk point): --json FILE; "
+            "as corpus entries: --emit DIR"
+        )
     by_op: dict[str, set[str]] = defaultdict(set)
     partial = 0
     for result in report.results:
@@ -59,6 +65,24 @@ def render(report: SweepReport) -> str:
             left.append(f"{count(report.unshrunk, 'finding')} left unshrunk (reported as found)")
         lines.append(f"  {', '.join(left)}: {why}")
     return printable("\n".join(lines))  # findings quote what MLX printed
+
+
+def _detail(finding: FindingReport) -> str:
+    """What the smallest failing run showed: the case, its dtype and shapes, and what differed
+    (observed against expected) or how the child died."""
+    run = finding.shrunk.result
+    shapes = ", ".join(
+        str(tuple(i["shape"])) if isinstance(i.get("shape"), list) else "scalar"
+        for i in run.task.spec.get("inputs", [])
+    )
+    seen = finding.group.matching(run)
+    if seen:
+        what = f"{seen[0].get('paths', '')}: {seen[0].get('detail', '')}"
+    else:
+        what = run.message or run.status.label
+    first = what.strip().splitlines()[0] if what.strip() else ""
+    text = f"{run.task.case.id} [{run.task.dtype}] at {shapes or 'no inputs'}: {first}"
+    return text if len(text) <= 300 else text[:297] + "..."
 
 
 def write_json(report: SweepReport, path: Path) -> None:

@@ -143,14 +143,16 @@ class TransformScript(Script):
         r = self.repro
         arg = str(r.get("argument"))
         special = str(r.get("special"))
+        # Every argument but a captured one is passed in, as the check passes it: captured, a
+        # size-1 one would be a constant of the kernel too.
         if r.get("constant"):
             shape = tuple(r.get("shape", []))
-            others = ", ".join(n for n in self.names if n != arg and n in self.traced)
+            others = ", ".join(n for n in self.names if n != arg)
             lines = [
                 f"{arg} = like({arg}, np.full({shape!r}, {SPECIAL[special]}))  # captured as a constant"
             ]
         else:
-            others = self.traced_args
+            others = self.all_args
             lines = [
                 "def with_specials(v):  # NaN, inf, -inf, -0.0 in turn, every fifth element left as it was",
                 "    out = np.array(v, dtype=np.float64)",
@@ -160,13 +162,14 @@ class TransformScript(Script):
                 "    return out",
                 f"{arg} = like({arg}, with_specials(as_np({arg})))",
             ]
+        traced = ", ".join(n for n in self.traced if n != arg or not r.get("constant"))
         lines += [f"def h({others}):", f"    return listed(f({self.all_args}))"]
         call = others
         if r.get("path") == "vjp":
             lines += [
                 f"c = [mx.ones_like(o) if o.dtype in (mx.float16, mx.bfloat16, mx.float32, mx.float64) else mx.zeros_like(o) for o in h({others})]",
                 f"def path({others}, *c):",
-                f"    return listed(mx.vjp(h, [{others}], list(c))[1])",
+                f"    return listed(mx.vjp(lambda {traced}: h({others}), [{traced}], list(c))[1])",
             ]  # fmt: skip
             call = f"{others}, *c"
         else:

@@ -22,6 +22,7 @@ from packaging.version import Version
 from mgradcheck.corpus.entry import Bug, Entry, Upstream
 from mgradcheck.errors import ReleaseError, UsageError
 from mgradcheck.outcomes import Outcome
+from mgradcheck.releases.choice import Release
 from mgradcheck.releases.index import list_releases, parse_range
 from mgradcheck.releases.matrix import run_matrix
 from mgradcheck.releases.regress import Judged, RegressOn, State
@@ -83,7 +84,7 @@ def failing_finding(
 ) -> dict[str, Any]:
     """Run a ``gradcheck:`` entry on ``version`` and return what fails (a finding, or a crash's last path)."""
     assert entry.gradcheck is not None
-    command, env = open_target(None, version, settings, progress)
+    command, env = open_target(None, Release(version), settings, progress)
     spec = dict(entry.gradcheck)
     case = Case(entry.id, entry.id, "corpus", str(spec["fn"]), tuple(spec["inputs"]))
     dtype = (spec.get("dtypes") or ["float32"])[0]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -195,3 +196,21 @@ def test_an_explicit_refusal_is_unsupported_not_a_finding() -> None:
 
     result = check(lambda x: f(x, x), [Arg((2,))], checks=["jvp", "vjp"], points=1)
     assert result.ok and "vjp" in result.refused and "indices" in result.refused["vjp"]
+
+
+def test_special_values_kernels_hold_no_random_draw_of_another_argument(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Beside each captured special value, an untraced size-1 argument (a const one, as
+    # shrinking leaves them) is passed in: captured, each draw would be a kernel of its own.
+    monkeypatch.setenv("TMPDIR", str(tmp_path))  # where MLX builds its CPU kernels
+    inputs = [Arg((3,)), Arg((3,)), Arg((), const=True)]
+
+    def kernels(seed: int) -> set[str]:
+        fn = lambda x, w, y: x * w + y  # noqa: E731
+        result = check(fn, inputs, checks=["specials"], seed=seed, points=1)
+        assert result.ok and result.ran["specials"] > 0, result.report()
+        return {p.name for p in tmp_path.rglob("lib*.so")}
+
+    first = kernels(0)
+    assert first and kernels(1) == first

@@ -12,15 +12,17 @@ from pathlib import Path
 import click
 import pytest
 from click.testing import CliRunner
+from packaging.version import Version
 
 from mgradcheck.cli import cli
 from mgradcheck.cli.common import _RELEASE_KEYS, default_jobs, usable_cores
 from mgradcheck.corpus.entry import Bug
 from mgradcheck.outcomes import Outcome
 from mgradcheck.reports import json_report
+from mgradcheck.run import stages
 from mgradcheck.wording import count, plural
 from tests import builders, fake_mlx
-from tests.conftest import BEHAVIOURS, MINIMAL, write_entry
+from tests.conftest import BEHAVIOURS, MINIMAL, SUITES, write_entry
 
 RELEASES = str(fake_mlx.FIXTURES)
 MGRADCHECK = [sys.executable, "-m", "mgradcheck"]
@@ -272,7 +274,7 @@ def test_the_first_kernel_build_is_announced_once(
     from mgradcheck.run.child_process import ChildCommand
     from tests.conftest import environment
 
-    command = ChildCommand(sys.executable, {"TMPDIR": str(tmp_path)})
+    command = ChildCommand(sys.executable, kernels=tmp_path)
     note_kernel_build(command, environment(mlx="0.31.2"), compiles=True)
     assert capsys.readouterr().err.startswith(
         "mgradcheck: note: first mx.compile run on mlx 0.31.2"
@@ -284,3 +286,99 @@ def test_the_first_kernel_build_is_announced_once(
     (tmp_path / "mlx" / "0.31.2" / "libkernel.so").write_bytes(b"")
     note_kernel_build(command, environment(mlx="0.31.2"), compiles=True)
     assert capsys.readouterr().err == ""
+
+
+# --- one vocabulary: --corpus, --backend, -j, --timeout, --no-cache ------------------------------
+
+
+def test_validate_takes_corpus_as_every_command_does_and_paths_still(tmp_path: Path) -> None:
+    one, two = tmp_path / "one", tmp_path / "two"
+    for directory, name in ((one, "passes"), (two, "raises")):
+        directory.mkdir()
+        (directory / f"{name}.yaml").write_text((BEHAVIOURS / f"{name}.yaml").read_text())
+    for args in (["--corpus", str(one)], [str(one)]):
+        result = CliRunner().invoke(cli, ["validate", *args])
+        assert (result.exit_code, result.output) == (0, "1 entry valid\n")
+    both = CliRunner().invoke(cli, ["validate", str(one), "--corpus", str(two)])
+    assert (both.exit_code, both.output) == (0, "2 entries valid\n")
+
+
+def test_list_takes_every_backend_the_release_options_take() -> None:
+    choices = [
+        p.type.choices  # type: ignore[attr-defined]
+        for path in (("list",), ("matrix",), ("run",))
+        for p in command(*path).params
+        if p.name == "backend"
+    ]
+    assert choices[0] == choices[1] == choices[2] == ("cpu", "cuda", "cuda12", "cuda13", "metal")
+    listed = {b: CliRunner().invoke(cli, ["list", "--backend", b]) for b in ("cuda", "cuda13")}
+    assert listed["cuda13"].exit_code == 0, listed["cuda13"].output
+    assert (
+        listed["cuda13"].output == listed["cuda"].output
+    )  # every CUDA build is cuda to the corpus
+
+
+def test_each_jobs_option_says_what_it_runs_at_once_and_bisect_why_it_has_none() -> None:
+    helps = {
+        path: str(next(getattr(p, "help", "") for p in command(*path).params if p.name == "jobs"))
+        for path in (("run",), ("tests",), ("matrix",), ("new",), ("sweep",))
+    }
+    assert all(h.startswith("How many ") and " at once" in h for h in helps.values()), helps
+    assert len(set(helps.values())) == len(helps)
+    assert "each one run of one entry" in helps[("run",)]
+    assert "releases" in helps[("matrix",)] and "releases" in helps[("new",)]
+    assert "--per-child tests" in helps[("tests",)]
+    assert "There is no -j" in (command("bisect").help or "")
+
+
+def test_timeout_means_seconds_per_run_wherever_entries_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from dataclasses import replace
+
+    from mgradcheck.releases import bisect, matrix
+    from mgradcheck.releases.runs import Settings
+
+    types = {
+        path: str(next(p.type for p in command(*path).params if p.name == "timeout"))
+        for path in (("run",), ("matrix",), ("bisect",), ("tests",))
+    }
+    assert len(set(types.values())) == 1, types
+    seen: list[Settings] = []
+
+    def capture(entries: object, settings: Settings, *args: object, **kwargs: object) -> None:
+        seen.append(settings)
+        raise SystemExit(0)
+
+    monkeypatch.setattr(matrix, "matrix_of", capture)
+    monkeypatch.setattr(bisect, "bisect_entry", lambda e, settings, *a: capture(e, settings))
+    for args in (
+        ["matrix", "--timeout", "7"],
+        ["bisect", "where-jvp-zero-tangent", "--timeout", "7"],
+    ):
+        assert CliRunner().invoke(cli, args).exit_code == 0
+    assert [s.timeout for s in seen] == [7.0, 7.0]
+    # Runs under another timeout are stored as those of the entry with that timeout.
+    entry = stages.load_corpus([])[0]
+    keys = {replace(seen[0], timeout=t).key(entry, Version("0.32.0")) for t in (None, 7.0, 8.0)}
+    assert len(keys) == 3
+    refused = CliRunner().invoke(cli, ["matrix", "--from-report", __file__, "--timeout", "7"])
+    assert refused.exit_code == 2 and "--timeout is for runs made here" in refused.output
+
+
+def test_run_entries_on_a_release_honours_the_timeout() -> None:
+    from mgradcheck.releases.runs import run_entries
+    from tests.conftest import behaviour
+
+    command_, env = stages.prepare(sys.executable)
+    (runs,), interrupted = run_entries(command_, env, [behaviour("hangs")], None, timeout=0.3)
+    assert interrupted is None and runs[0].outcome is Outcome.TIMEOUT
+    assert runs[0].duration < 2  # the entry's own timeout is 2 s
+
+
+def test_tests_no_cache_without_matrix_is_refused_saying_why() -> None:
+    result = CliRunner().invoke(cli, ["tests", str(SUITES / "basic"), "--no-cache"])
+    assert result.exit_code == 2
+    assert "--no-cache is used with --matrix only: only a matrix reuses stored results" in (
+        result.output
+    )

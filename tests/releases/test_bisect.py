@@ -27,6 +27,7 @@ from mgradcheck.releases.index import (
 from mgradcheck.releases.pages import wheel_file
 from mgradcheck.releases.regress import RegressOn, State
 from mgradcheck.releases.store import ResultsStore
+from mgradcheck.reports.bisect import render
 from tests import fake_mlx
 
 V = Version
@@ -123,7 +124,7 @@ def test_the_report_explains_its_markers(fake_wheels: Path, tmp_path: Path) -> N
 
     result = run("fixed-in-1-3", fake_wheels, ResultsStore(tmp_path))
     console = Console(width=100, record=True)
-    bisecting.render(result, console)
+    render(result.view(), console)
     text = console.export_text()
     assert text.count(" <") == 2  # last bad and first good
     assert "<  the boundary: the last bad and the first good release" in text

@@ -9,12 +9,14 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from packaging.version import Version
 
 from mgradcheck.cli import cli
 from mgradcheck.corpus.entry import Entry
 from mgradcheck.corpus.loader import load
 from mgradcheck.releases import bisect_commits as bisecting
 from mgradcheck.releases import builds
+from mgradcheck.releases.choice import Commit, Release
 from mgradcheck.releases.index import Target
 from mgradcheck.releases.regress import State
 from mgradcheck.releases.runs import Settings
@@ -37,6 +39,7 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> FakeHistory:
 
 
 TARGET = Target.current("cpu")
+R120 = Release(Version("1.2.0"))
 
 
 def entry() -> Entry:
@@ -123,10 +126,10 @@ def test_a_second_bisect_builds_and_runs_nothing(
 ) -> None:
     store = ResultsStore(tmp_path / "results")
     where = settings(fake_wheels, history, store)
-    good, bad = history.shas[-1], history.shas[0]
+    good, bad = Commit(history.shas[-1]), Commit(history.shas[0])
     first = bisecting.bisect_commits(entry(), where, good, bad, Silent())
     assert first.changed is not None and first.changed.sha == history.shas[FIX]
-    ends = [p for p in first.probes if p.commit.sha in (good, bad)]
+    ends = [p for p in first.probes if p.commit.sha in (good.ref, bad.ref)]
     assert [p.how.startswith(("built in", "wheel cached")) for p in ends] == [
         True,
         True,
@@ -147,7 +150,7 @@ def test_a_regression_between_two_commits(
 ) -> None:
     where = settings(fake_wheels, history, ResultsStore(tmp_path))
     result = bisecting.bisect_commits(
-        entry(), where, history.shas[FIX], history.shas[REGRESSION], Silent()
+        entry(), where, Commit(history.shas[FIX]), Commit(history.shas[REGRESSION]), Silent()
     )
     assert result.direction == "regression"
     assert result.changed is not None and result.changed.pull_request == 106
@@ -161,12 +164,14 @@ def test_ends_that_do_not_disagree_stop_it(
     history: FakeHistory, fake_wheels: Path, tmp_path: Path
 ) -> None:
     where = settings(fake_wheels, history, ResultsStore(tmp_path))
-    both_bad = bisecting.bisect_commits(entry(), where, history.shas[2], "1.2.0", Silent())
+    both_bad = bisecting.bisect_commits(entry(), where, Commit(history.shas[2]), R120, Silent())
     assert both_bad.boundary is None and both_bad.stopped is not None
     assert both_bad.stopped.startswith(f"commit {short(history, 2)} and mlx 1.2.0 are both bad")
-    swapped = bisecting.bisect_commits(entry(), where, "1.2.0", history.shas[FIX], Silent())
+    swapped = bisecting.bisect_commits(entry(), where, R120, Commit(history.shas[FIX]), Silent())
     assert swapped.stopped is not None and "swap them (--good" in swapped.stopped
-    unbuilt = bisecting.bisect_commits(entry(), where, history.shas[BROKEN_AT], "1.2.0", Silent())
+    unbuilt = bisecting.bisect_commits(
+        entry(), where, Commit(history.shas[BROKEN_AT]), R120, Silent()
+    )
     assert unbuilt.stopped is not None
     assert unbuilt.stopped.startswith(f"Cannot judge commit {short(history, BROKEN_AT)} (--good)")
 

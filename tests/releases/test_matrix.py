@@ -14,6 +14,7 @@ from mgradcheck.corpus.loader import load
 from mgradcheck.releases import envs
 from mgradcheck.releases import matrix as matrices
 from mgradcheck.releases import runs as release_runs
+from mgradcheck.releases.matrix_render import render_markdown
 from mgradcheck.releases.regress import State
 from mgradcheck.releases.store import ResultsStore
 from tests import fake_mlx
@@ -64,7 +65,7 @@ def test_every_entry_on_every_release(
 
 def test_markdown_and_json(fake_wheels: Path, tmp_path: Path) -> None:
     result = run(fake_wheels, ResultsStore(tmp_path))
-    text = matrices.render_markdown(result)
+    text = render_markdown(result)
     lines = text.splitlines()
     assert lines[2] == "| MLX | `broke-in-1-4` | `fixed-in-1-3` | `fixed-in-1-6` |"  # corpus order
     assert lines[4].startswith("| 1.6.0 |")  # newest first, as in a release note

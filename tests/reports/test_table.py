@@ -77,9 +77,10 @@ def reports() -> dict[str, Report]:
 
 
 def drawn_by_rich(report: Report, width: int) -> str:
+    """What Rich prints, less the spaces that pad each row out to the table's width."""
     out = io.StringIO()
     table.render(report, Console(file=out, width=width, highlight=False))
-    return out.getvalue()
+    return "".join(line.rstrip() + "\n" for line in out.getvalue().splitlines())
 
 
 @pytest.mark.parametrize("width", [40, 80, 160])

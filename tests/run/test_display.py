@@ -62,3 +62,17 @@ def test_plain_and_silent_take_the_same_calls() -> None:
         progress.advance()
         progress.stop()
     assert out.getvalue() == "t\n[1/1] a: pass -> as expected (0.1s)\n"
+
+
+def test_a_terminal_shows_each_result_once_in_the_table_a_log_also_as_a_line() -> None:
+    """The README's promise: on a terminal the bar counts what finished and the table at the end
+    shows it; a log (a pipe, CI) gets one line per finished entry as well."""
+    from mgradcheck.run.stages import prepare
+
+    command, env = prepare(environment().interpreter)
+    terminal, log = io.StringIO(), io.StringIO()
+    console = Console(file=terminal, width=80, force_terminal=True, color_system=None)
+    for progress in (RichProgress(console), PlainProgress(log)):
+        Runner(command, env, RunOptions(jobs=1), progress).run([behaviour("passes")])
+    assert "passes: pass -> as expected" in log.getvalue()
+    assert "passes: pass -> as expected" not in terminal.getvalue()

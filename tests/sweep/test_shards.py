@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from mgradcheck.cli import cli
-from mgradcheck.corpus.shard import Shard, split
+from mgradcheck.corpus.shard import Shard, deal, split
 from mgradcheck.sweep import shards
 from mgradcheck.sweep.catalogue import Case, arr
 from mgradcheck.sweep.execute import CaseResult, Status, Task
@@ -69,9 +69,12 @@ def sharded(count: int, options: SweepOptions = OPTIONS) -> list[dict[str, Any]]
     return reports
 
 
-def same(data: dict[str, Any]) -> dict[str, Any]:
-    """A sweep report less what says how it ran (its shards, how long): what it found."""
-    return {k: v for k, v in data.items() if k not in ("meta", "seconds")}
+def same(data: Any) -> Any:
+    """A sweep report less what says how it ran (its shards, how long, each run's time): what
+    it found."""
+    if isinstance(data, dict):
+        return {k: same(v) for k, v in data.items() if k not in ("meta", "seconds")}
+    return [same(v) for v in data] if isinstance(data, list) else data
 
 
 @pytest.mark.parametrize("count", [1, 2, 3, 4, 6])
@@ -182,3 +185,34 @@ def test_a_real_sweeps_shards_merge_into_the_unsharded_report(tmp_path: Path) ->
     expected, got = json.loads(whole.read_text()), json.loads(merged.read_text())
     assert [f["title"] for f in expected["findings"]] == ["divmod: wrong-value (jvp), also vjp"]
     assert same(got) == same(expected)
+
+
+@pytest.mark.mlx
+def test_a_real_sweep_times_each_run_and_its_durations_deal_its_shards(tmp_path: Path) -> None:
+    """Each run's seconds, from its child's "done" line, are what 'report durations' writes and
+    what --shard K/N --durations deals the operations by (the slowest first)."""
+    pytest.importorskip("mlx.core")
+    chosen = ["--ops", "sin", "--ops", "cos", "--ops", "exp", "--ops", "logaddexp",
+              "--dtypes", "float32,float16", "--transform-dtypes", "none", "--points", "1"]  # fmt: skip
+    swept, times = tmp_path / "sweep.json", tmp_path / "durations.json"
+    run = mgradcheck("sweep", *chosen, "-q", "--no-shrink", "--json", str(swept))
+    assert run.returncode == 0, run.stderr
+    results = json.loads(swept.read_text())["results"]
+    assert results and all(r["seconds"] > 0 for r in results), results
+    done = mgradcheck("report", "durations", str(swept), "-o", str(times))
+    assert done.returncode == 0 and "records no durations" not in done.stderr, done.stderr
+    recorded = json.loads(times.read_text())
+    per_case: dict[str, float] = {}
+    for r in results:
+        per_case[r["case"]] = per_case.get(r["case"], 0.0) + r["seconds"]
+    assert recorded == pytest.approx(per_case, abs=2e-3)
+    ops = ("sin", "cos", "exp", "logaddexp")
+    _, tasks = plan(SweepOptions(ops, ("float32", "float16"), transform_dtypes=()))
+    dealt = deal(shards.units(tasks), 2, recorded)
+    for k in (1, 2):
+        listed = mgradcheck(
+            "sweep", *chosen, "--shard", f"{k}/2", "--durations", str(times), "--list"
+        )
+        assert listed.returncode == 0, listed.stderr
+        mine = {line.split()[1] for line in listed.stdout.splitlines()[:-1]}
+        assert mine == {op for op, shard in dealt.items() if shard == k}

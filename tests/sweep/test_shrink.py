@@ -23,7 +23,8 @@ SIN = Case("sin", "sin", "unary", "lambda x: mx.sin(x)", (arr(3),))
 
 
 def finding(kind: str, check: str) -> dict[str, Any]:
-    return {"kind": kind, "check": check, "traced": ["b"], "paths": "jvp vs finite differences"}
+    return {"kind": kind, "check": check, "traced": ["b"], "paths": "jvp vs finite differences",
+            "detail": "observed [1., 2.], expected [1., 3.]"}  # fmt: skip
 
 
 def wrong_jvp(task: Task) -> CaseResult:
@@ -123,3 +124,18 @@ def test_the_report_and_its_last_line_count_what_was_left_unshrunk() -> None:
         last
         == "  3 findings left unshrunk (reported as found): the budget of 60s ran out (raise --budget)"
     )
+
+
+def test_each_finding_says_what_was_found_and_where_to_see_it_all() -> None:
+    """Not just `FINDING sin: crash: 1 run`: the case, dtype, shapes, and what differed or how
+    the child died, then where the whole of it is."""
+    found = groups()
+    shrunk = shrink_all(found, Fake(wrong_jvp), deadline=time.monotonic() + 60)
+    report = SweepReport(environment(), 2, [g.results[0] for g in found], budget=60.0)
+    report.findings = [FindingReport(g, s) for g, s in zip(found, shrunk, strict=True)]
+    lines = render(report).splitlines()
+    shown = "      arctan2 [float32] at (1, 1), (1, 1): jvp vs finite differences: observed [1., 2.], expected [1., 3.]"
+    assert shown in lines  # the shrunk point's shapes
+    crash = lines[lines.index(next(x for x in lines if x.startswith("  FINDING sin: crash"))) + 1]
+    assert crash == "      sin [float32] at (1,): SIGSEGV"
+    assert any("--json FILE" in x and "--emit DIR" in x for x in lines)

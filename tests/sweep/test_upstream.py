@@ -133,3 +133,20 @@ def test_transform_scripts_replay_the_combination_that_failed(tmp_path: Path) ->
     assert "mx.vmap(fa, in_axes, out_axes)" in text
     done = run_script(tmp_path, text)
     assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.mlx
+@pytest.mark.parametrize("constant", [True, False])
+def test_special_value_scripts_pass_the_other_arguments_in_as_the_check_does(
+    constant: bool, tmp_path: Path
+) -> None:
+    spec = {"fn": "lambda x, w, y: x * w + y", "dtypes": ["float32"],
+            "inputs": [{"shape": [3]}, {"shape": [3]}, {"shape": [], "const": True}]}  # fmt: skip
+    repro = {"argument": "x", "special": "nan", "constant": constant, "shape": [], "path": "vjp"}
+    finding = {"check": "specials", "traced": ["x", "w"], "dtype": "float32", "repro": repro,
+               "values": [[0.5, 1.0, -1.0], [1.5, -0.5, 2.0], 0.25]}  # fmt: skip
+    text = scripts.render(spec, finding, ["x", "w", "y"], "a title")
+    inputs = "w, y" if constant else "x, w, y"  # y untraced, a size-1 argument: passed in too
+    assert f"def path({inputs}, *c):" in text
+    done = run_script(tmp_path, text)
+    assert done.returncode == 0, done.stderr

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -31,16 +32,19 @@ def run_batch(specs: Sequence[Mapping[str, Any]], log_path: str, scope: Mapping[
     A "start" line precedes each case and a "done" line follows it, flushed at
     once, so that when a case crashes the child the parent knows which one did;
     each derivative path is named on stderr before it runs, for the same reason.
+    The "done" line says how long the case took (``duration``, in seconds).
     """
     point.trace = sys.stderr
     log = BatchLog(log_path)
     for index, spec in enumerate(specs):
         log.write(json.dumps({"item": index, "event": "start"}))
+        started = time.monotonic()
         try:
             line: dict[str, Any] = {"result": check_spec(spec, scope).to_json()}
         except Exception as exc:  # noqa: BLE001 - reported per case
             line = {"error": f"{type(exc).__name__}: {exc}"[:2000]}
-        log.write(json.dumps({"item": index, "event": "done", **line}))
+        duration = time.monotonic() - started
+        log.write(json.dumps({"item": index, "event": "done", "duration": duration, **line}))
 
 
 def public_callables() -> dict[str, list[str]]:

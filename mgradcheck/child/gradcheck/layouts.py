@@ -31,7 +31,7 @@ import mlx.core as mx
 import numpy as np
 
 from mgradcheck.child.gradcheck.arrays import dtype_name, to_mlx, to_numpy
-from mgradcheck.child.gradcheck.point import Point
+from mgradcheck.child.gradcheck.point import Point, pad
 from mgradcheck.child.gradcheck_spec import FLOATS, INTEGERS
 
 LAYOUTS = ("transposed", "reversed", "stepped", "broadcast")
@@ -146,8 +146,12 @@ def _captured(
     point: Point, i: int, value: float
 ) -> tuple[Callable[..., list[Any]], tuple[int, ...], tuple[int, ...]] | None:
     """The function with argument ``i`` a captured constant ``value`` (a scalar where it takes
-    one, else filled to its shape) as a function of the other traced arguments, and that shape."""
-    others = tuple(j for j in point.traced if j != i)
+    one, else filled to its shape) as a function of every other argument, and that shape.
+
+    The others are passed in, traced or not: a size-1 one captured (a shrunk ``const``
+    argument, a mask) would be written into the kernel too, one kernel per random draw.
+    """
+    others = tuple(j for j in range(len(point.xs)) if j != i)
     for shape in ((), point.x64[i].shape):
         base = list(point.xs)
         base[i] = to_mlx(np.full(shape, value), point.dts[i])
@@ -170,6 +174,7 @@ def specials(point: Point, full: tuple[int, ...]) -> None:
                 captured = _captured(point, i, value)
                 if captured is not None:
                     g, others, shape = captured
+                    by = [k for k, j in enumerate(others) if j in point.traced]
                     repro = {
                         "argument": name,
                         "special": special,
@@ -180,7 +185,7 @@ def specials(point: Point, full: tuple[int, ...]) -> None:
                         point,
                         full,
                         g,
-                        _of(g, len(others)),
+                        _of(g, len(others), by),
                         [point.xs[j] for j in others],
                         f"{name}={special} captured",
                         repro,
@@ -203,11 +208,16 @@ def specials(point: Point, full: tuple[int, ...]) -> None:
             return
 
 
-def _of(g: Callable[..., list[Any]], n: int) -> Callable[..., list[Any]]:
-    """The vjp of ``g`` (a function of ``n`` arrays), cotangents as trailing arguments."""
+def _of(g: Callable[..., list[Any]], n: int, by: Sequence[int]) -> Callable[..., list[Any]]:
+    """The vjp of ``g`` (a function of ``n`` arrays) by those at ``by``, cotangents trailing."""
 
     def vjp(*a: Any) -> list[Any]:
-        return list(mx.vjp(g, list(a[:n]), list(a[n:]))[1])
+        args = list(a[:n])
+
+        def of_traced(*t: Any) -> list[Any]:
+            return g(*pad(t, by, n, lambda k: args[k]))
+
+        return list(mx.vjp(of_traced, [args[k] for k in by], list(a[n:]))[1])
 
     return vjp
 

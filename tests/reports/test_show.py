@@ -1,0 +1,47 @@
+"""``show``: its JSON, held to the shipped schema; its text at a width is in tests/cli/test_widths.py."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+from click.testing import CliRunner
+
+from mgradcheck.cli import cli
+from mgradcheck.paths import last_report
+from mgradcheck.reports import json_report
+from mgradcheck.run import stages
+from mgradcheck.schemas import load
+from tests import builders
+
+ENTRY = "compiled-threads-tuple-output"
+
+
+def test_show_json_holds_the_schemas_keys_for_every_entry() -> None:
+    schema = load("show")
+    for entry in stages.load_corpus([]):
+        result = CliRunner().invoke(cli, ["show", entry.id, "--json"])
+        assert result.exit_code == 0, result.output
+        data = json.loads(result.output)
+        jsonschema.validate(data, schema)
+        assert set(data) == set(schema["properties"]), entry.id
+        assert (data["id"], data["code"], data["last_run"]) == (entry.id, entry.code, None)
+
+
+def test_show_json_carries_the_last_recorded_run() -> None:
+    json_report.write(builders.report(builders.result(ENTRY, reason="it crashed")), last_report())
+    data = json.loads(CliRunner().invoke(cli, ["show", ENTRY, "--json"]).output)
+    assert (
+        data["last_run"]["reason"] == "it crashed" and data["last_run"]["verdict"] == "as expected"
+    )
+
+
+def test_show_json_to_a_file_and_a_json_flag_before_the_id_is_refused(tmp_path: Path) -> None:
+    out = tmp_path / "entry.json"
+    result = CliRunner().invoke(cli, ["show", ENTRY, "--json", str(out)])
+    assert result.exit_code == 0 and result.output.startswith(f"{ENTRY}: ")
+    assert json.loads(out.read_text())["id"] == ENTRY
+    # '--json ID' takes ID for the file: then ID is missing, and nothing is written
+    refused = CliRunner().invoke(cli, ["show", "--json", ENTRY])
+    assert refused.exit_code == 2 and not Path(ENTRY).exists()
