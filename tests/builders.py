@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from typing import Any
 
 from mgradcheck.outcomes import Outcome, Verdict
@@ -131,3 +133,14 @@ class RecordingProgress:
     def stop(self) -> None:
         self.stopped = True
         self.calls.append("stop")
+
+
+def mgradcheck(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """``python -m mgradcheck ARGS`` as a user runs it: its output captured, its status kept."""
+    return subprocess.run(
+        [sys.executable, "-m", "mgradcheck", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )

@@ -18,6 +18,7 @@ from packaging.version import InvalidVersion, Version
 from mgradcheck import __version__
 from mgradcheck.releases.matrix import SCHEMA, SCHEMA_VERSION, Matrix
 from mgradcheck.releases.regress import Judged, RegressOn, State
+from mgradcheck.reports.json_report import check_schema
 from mgradcheck.reports.merge import check_shards, positions, sharded
 
 
@@ -31,13 +32,7 @@ class Row:
 
 
 def _check(data: Mapping[str, Any], name: str) -> None:
-    if data.get("schema") != SCHEMA:
-        raise ValueError(f"{name}: not an mgradcheck matrix (no 'schema: {SCHEMA}')")
-    if data.get("schema_version") != SCHEMA_VERSION:
-        raise ValueError(
-            f"{name}: matrix schema version {data.get('schema_version')} is not "
-            f"{SCHEMA_VERSION}, the version this mgradcheck reads"
-        )
+    check_schema(data, name, SCHEMA, SCHEMA_VERSION, "matrix")
 
 
 def _same(datas: Sequence[Mapping[str, Any]], names: Sequence[str], key: str, what: str) -> None:

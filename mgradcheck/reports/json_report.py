@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -53,3 +54,14 @@ def parse(data: dict[str, Any], path: Path) -> Report:
 def read(path: Path) -> Report:
     """Read a report file; raise ValueError with the file named on anything wrong."""
     return parse(load(path), path)
+
+
+def check_schema(data: Mapping[str, Any], name: str, schema: str, version: int, what: str) -> None:
+    """Raise ValueError naming ``name`` unless ``data`` is a ``what`` of this schema and version."""
+    if data.get("schema") != schema:
+        raise ValueError(f"{name}: not an mgradcheck {what} (no 'schema: {schema}')")
+    if data.get("schema_version") != version:
+        raise ValueError(
+            f"{name}: {what} schema version {data.get('schema_version')} is not "
+            f"{version}, the version this mgradcheck reads"
+        )

@@ -18,6 +18,7 @@ from typing import Any
 
 from mgradcheck import __version__
 from mgradcheck.corpus.shard import Unit
+from mgradcheck.reports.json_report import check_schema
 from mgradcheck.reports.markdown import GITHUB_LIMIT, cell
 from mgradcheck.reports.merge import check_shards, positions, sharded
 from mgradcheck.run.observation import Environment
@@ -46,13 +47,7 @@ def identity(tasks: Sequence[Task]) -> list[str]:
 
 
 def _check(data: Mapping[str, Any], name: str) -> None:
-    if data.get("schema") != SCHEMA:
-        raise ValueError(f"{name}: not an mgradcheck sweep report (no 'schema: {SCHEMA}')")
-    if data.get("schema_version") != SCHEMA_VERSION:
-        raise ValueError(
-            f"{name}: sweep report schema version {data.get('schema_version')} is not "
-            f"{SCHEMA_VERSION}, the version this mgradcheck reads"
-        )
+    check_schema(data, name, SCHEMA, SCHEMA_VERSION, "sweep report")
 
 
 def _label(data: Mapping[str, Any], name: str) -> str:

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from mgradcheck.cli import cli
+from tests.builders import mgradcheck
 from tests.conftest import BEHAVIOURS, SUITES
 
 HEAVY = {  # each heavy command, with a selection that needs neither MLX nor a package index
@@ -26,16 +25,6 @@ HEAVY = {  # each heavy command, with a selection that needs neither MLX nor a p
         "http://127.0.0.1:9/",
     ],
 }
-
-
-def mgradcheck(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "mgradcheck", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
 
 
 @pytest.mark.parametrize("command", sorted(HEAVY))

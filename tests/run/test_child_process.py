@@ -214,13 +214,12 @@ assert 1 + 1 == 2
 """
 
 
-@pytest.mark.slow
-def test_a_stopped_runner_still_enforces_each_timeout(tmp_path: Path) -> None:
-    write_entry(tmp_path, "slow", entry("slow", STARTS_THEN_SLEEPS, timeout=2))
-    marker = tmp_path / "started"
+def started(where: Path, *args: str) -> subprocess.Popen[str]:
+    """``mgradcheck run ARGS --json r.json``, returned once its entry's child has started."""
+    marker = where / "started"
     process = subprocess.Popen(
-        [*MGRADCHECK, "run", "--corpus", "slow.yaml", "--json", "r.json"],
-        cwd=tmp_path,
+        [*MGRADCHECK, "run", *args, "--json", "r.json"],
+        cwd=where,
         env={**os.environ, "MARKER": str(marker)},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -229,6 +228,13 @@ def test_a_stopped_runner_still_enforces_each_timeout(tmp_path: Path) -> None:
     deadline = time.monotonic() + 60
     while not marker.exists() and time.monotonic() < deadline:
         time.sleep(0.01)
+    return process
+
+
+@pytest.mark.slow
+def test_a_stopped_runner_still_enforces_each_timeout(tmp_path: Path) -> None:
+    write_entry(tmp_path, "slow", entry("slow", STARTS_THEN_SLEEPS, timeout=2))
+    process = started(tmp_path, "--corpus", "slow.yaml")
     process.send_signal(signal.SIGSTOP)  # the child runs on, 3 s, past its 2 s timeout
     time.sleep(5)
     process.send_signal(signal.SIGCONT)
@@ -261,18 +267,7 @@ def test_a_hangup_or_quit_is_an_interrupt_with_the_report_written(
 ) -> None:
     write_entry(tmp_path, "quick", entry("quick", "assert 1 + 1 == 2"))
     write_entry(tmp_path, "slow", entry("slow", STARTS_THEN_SLEEPS.replace("3", "60")))
-    marker = tmp_path / "started"
-    process = subprocess.Popen(
-        [*MGRADCHECK, "run", "--corpus", ".", "-j", "1", "--json", "r.json"],
-        cwd=tmp_path,
-        env={**os.environ, "MARKER": str(marker)},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    deadline = time.monotonic() + 60
-    while not marker.exists() and time.monotonic() < deadline:
-        time.sleep(0.01)
+    process = started(tmp_path, "--corpus", ".", "-j", "1")
     signum = getattr(signal, name)
     process.send_signal(signum)
     out, err = process.communicate(timeout=WAIT)

@@ -15,19 +15,10 @@ import pytest
 from click.testing import CliRunner
 
 from mgradcheck.cli import cli
+from tests.builders import mgradcheck
 from tests.conftest import SUITES
 
 BEHAVIOURS = str(SUITES / "basic" / "test_behaviours.py")
-
-
-def mgradcheck(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "mgradcheck", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
 
 
 def test_help_pins_the_options_and_says_how_outcomes_map() -> None:

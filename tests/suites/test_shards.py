@@ -4,26 +4,15 @@ without ``--matrix``)."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
+from tests.builders import mgradcheck
 from tests.conftest import SUITES
 from tests.suites.conftest import RANGE
 
 BASIC = str(SUITES / "basic")
 CHOSEN = "passes or fails or test_skipped or helper_module or functions"
-
-
-def mgradcheck(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "mgradcheck", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
 
 
 def outcomes(path: Path) -> list[tuple[str, str, str]]:

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +19,7 @@ from mgradcheck.sweep.execute import CaseResult, Status, Task
 from mgradcheck.sweep.findings import group
 from mgradcheck.sweep.run import FindingReport, SweepOptions, SweepReport, plan
 from mgradcheck.sweep.shrink import Shrunk
+from tests.builders import mgradcheck
 from tests.conftest import environment
 
 
@@ -153,16 +152,6 @@ def test_cli_refuses_a_missing_repeated_or_foreign_sweep_shard(tmp_path: Path) -
     assert mixed.exit_code == 2 and mixed.stdout == ""
     (line,) = mixed.output.strip().splitlines()
     assert "are shards of different selections" in line and other_seed[2] in line
-
-
-def mgradcheck(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "mgradcheck", *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
 
 
 @pytest.mark.mlx
