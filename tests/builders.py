@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 from mgradcheck.outcomes import Outcome, Verdict
@@ -135,7 +136,9 @@ class RecordingProgress:
         self.calls.append("stop")
 
 
-def mgradcheck(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+def mgradcheck(
+    *args: str, cwd: Path | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
     """``python -m mgradcheck ARGS`` as a user runs it: its output captured, its status kept."""
     return subprocess.run(
         [sys.executable, "-m", "mgradcheck", *args],
@@ -143,4 +146,5 @@ def mgradcheck(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[
         text=True,
         timeout=timeout,
         check=False,
+        cwd=cwd,
     )

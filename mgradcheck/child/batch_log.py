@@ -20,29 +20,25 @@ from __future__ import annotations
 
 import os
 
-from mgradcheck.child.bootstrap import _identity
+from mgradcheck.child.bootstrap import identity, passed_fd, reopen
 
 _APPEND = os.O_WRONLY | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
-_PASSED = "/dev/fd/"
 
 
 class BatchLog:
     """Appends lines to the log at ``path``."""
 
     def __init__(self, path: str) -> None:
-        self.fd = int(path[len(_PASSED) :]) if path.startswith(_PASSED) else None
+        self.fd = passed_fd(path)
         self.path = path if self.fd is not None else os.path.abspath(path)
         # What the descriptor is now, before an item can close or replace it.
-        self.identity = _identity(self.fd) if self.fd is not None else None
+        self.seen = identity(self.fd) if self.fd is not None else None
 
     def _open(self) -> int:
         if self.fd is None:
             flags = _APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
             return os.open(self.path, flags, 0o600)
-        if self.identity is not None and _identity(self.fd) == self.identity:
-            # On Linux this opens the file again (appending); elsewhere it copies the descriptor.
-            return os.open(self.path, _APPEND)
-        return os.open(f"/proc/{os.getppid()}/fd/{self.fd}", _APPEND)
+        return reopen(self.fd, self.seen, _APPEND)
 
     def write(self, line: str) -> None:
         """Append ``line`` (one JSON object, no newline) and a newline."""

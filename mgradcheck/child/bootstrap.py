@@ -82,7 +82,16 @@ NO_SPACE_STATUS = 75
 NO_SPACE_MARK = "mgradcheck child: no space left to write the result"
 
 
-def _identity(fd: int) -> tuple[int, int] | None:
+PASSED = "/dev/fd/"  # how the parent names a file it passed down as a descriptor
+
+
+def passed_fd(path: str) -> int | None:
+    """N for ``/dev/fd/N``, else None (a file named by its path: a test's)."""
+    return int(path[len(PASSED) :]) if path.startswith(PASSED) else None
+
+
+def identity(fd: int) -> tuple[int, int] | None:
+    """Which file descriptor ``fd`` is now, to know it again later."""
     try:
         info = os.fstat(fd)
     except OSError:
@@ -90,28 +99,29 @@ def _identity(fd: int) -> tuple[int, int] | None:
     return info.st_dev, info.st_ino
 
 
-def _result_fd(fd: int, identity: tuple[int, int] | None) -> tuple[int, bool]:
-    """The descriptor to write the result to, and whether it was opened here.
+def reopen(fd: int, seen: tuple[int, int] | None, flags: int) -> int:
+    """Open again, with ``flags``, the file the parent passed down as descriptor ``fd``.
 
-    An entry may have closed (``os.closerange(3, ...)``) or replaced descriptor ``fd``;
-    the parent still holds the same file at the same number, which Linux lets this
-    process open again through the parent's ``/proc`` entry."""
-    if identity is not None and _identity(fd) == identity:
-        return fd, False
-    again = os.open(f"/proc/{os.getppid()}/fd/{fd}", os.O_WRONLY | os.O_CLOEXEC)
-    return again, True
+    An entry may have closed (``os.closerange(3, ...)``) or reused descriptor ``fd``
+    since ``seen`` was taken; the parent still holds the same file at the same number,
+    which Linux lets this process open again through the parent's ``/proc`` entry."""
+    if seen is not None and identity(fd) == seen:
+        return os.open(f"{PASSED}{fd}", flags)  # Linux opens the file again; macOS copies fd
+    return os.open(f"/proc/{os.getppid()}/fd/{fd}", flags)
 
 
-def _write(path: str, result: dict[str, Any], identity: tuple[int, int] | None = None) -> None:
+def _write(path: str, result: dict[str, Any], seen: tuple[int, int] | None = None) -> None:
     """Write the result where the parent said: a descriptor it passed (``/dev/fd/N``), which
     it reads once this process is dead, or else a file, written aside and renamed."""
     data = dumps(result).encode("ascii")
     try:
-        if path.startswith("/dev/fd/"):
-            fd, opened = _result_fd(int(path[len("/dev/fd/") :]), identity)
-            os.pwrite(fd, data, 0)
-            os.ftruncate(fd, len(data))  # whatever the entry wrote there before is gone
-            if opened:
+        passed = passed_fd(path)
+        if passed is not None:
+            fd = reopen(passed, seen, os.O_WRONLY | getattr(os, "O_CLOEXEC", 0))
+            try:
+                os.pwrite(fd, data, 0)
+                os.ftruncate(fd, len(data))  # whatever the entry wrote there before is gone
+            finally:
                 os.close(fd)
             return
         tmp = path + ".tmp"
@@ -227,7 +237,8 @@ def _run_gradcheck(spec: dict[str, Any], env_globals: dict[str, Any]) -> None:
 def main(argv: list[str]) -> int:
     spec_path, result_path = argv[1], argv[2]
     # What the result descriptor is now, before the entry can close or replace it.
-    identity = _identity(int(result_path[8:])) if result_path.startswith("/dev/fd/") else None
+    passed = passed_fd(result_path)
+    seen = identity(passed) if passed is not None else None
     started = time.monotonic()
     result: dict[str, Any] = {"version": RESULT_VERSION, "status": "error", "phase": "setup"}
     spec: Any = None
@@ -267,7 +278,7 @@ def main(argv: list[str]) -> int:
     except BaseException as exc:  # noqa: BLE001 - whatever the entry raises is data
         result.update(status="error", **_describe(exc))
     result["duration"] = time.monotonic() - started
-    _write(result_path, result, identity)
+    _write(result_path, result, seen)
     sys.stdout.flush()
     sys.stderr.flush()
     return 0

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.builders import mgradcheck
 from tests.suites.conftest import RANGE
 
 UNITTEST = """\
@@ -27,19 +28,6 @@ class T(unittest.TestCase):
     def test_a(self):
         {body}
 """
-
-
-def mgradcheck(
-    *args: str, cwd: Path | None = None, timeout: float = 120
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "mgradcheck", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-        cwd=cwd,
-    )
 
 
 def outcomes(result: subprocess.CompletedProcess[str]) -> dict[str, str]:
