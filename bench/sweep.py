@@ -1,15 +1,20 @@
-"""The sweep's cost against its floor: the same cases in children and in one process; print ratios.
+"""The sweep at scale: cold and warm, split into shards, and against its floor in one process.
 
-    python bench/sweep.py [--ops PATTERN ...] [--no-warm-up]
+    python bench/sweep.py [--ops PATTERN ...] [--shards 2,4] [--skip shards|isolation]
 
-Measures, in one run, on this machine and this interpreter's MLX (warm: a
-first pass fills the kernel cache, unless --no-warm-up):
-  1. the whole catalogue with -j2, as `mgradcheck sweep` runs it (target <= 150 s
-     on 2 cores), and its cases per second;
-  2. the catalogue with -j1 against the same tasks run one after another in one
-     process without isolation (no children, no batching, no logs), both on one
-     core: the price of crash isolation (target <= 1.3x).
-Both sides share one kernel cache directory, so neither builds what the other built.
+Measures, in one run, on this machine and this interpreter's MLX, with a cache
+of its own (a fresh $MGRADCHECK_CACHE, so the first pass builds every kernel):
+  1. the default sweep as a user runs it (`mgradcheck sweep -j 2 --json`), cold
+     then warm: its time and the compiled kernels each pass built (target: warm,
+     shrinking included, at most 600 s on 2 cores);
+  2. shards: every `--shard K/N` of the same sweep run one after another, for
+     each N, dealt by the durations the warm pass recorded and without them (by
+     runs): the largest shard's work over the whole job's work / N, where a
+     process's work is its time less one start-up (the CLI's time before the
+     sweep starts) (target <= 1.2 with durations);
+  3. isolation: the catalogue with -j 1 and no shrinking against the same runs
+     one after another in one process, without children (target <= 1.3x),
+     both from the same warm kernels.
 """
 
 from __future__ import annotations
@@ -22,9 +27,8 @@ import subprocess
 import sys
 import tempfile
 import time
-
-from mgradcheck.run import stages
-from mgradcheck.sweep.run import SweepOptions, plan, sweep
+from pathlib import Path
+from typing import Any
 
 IN_ONE_PROCESS = """\
 import json, sys
@@ -41,6 +45,22 @@ for spec in json.load(open(sys.argv[1])):
 """
 
 
+def cli_sweep(args: list[str], out: Path, env: dict[str, str]) -> tuple[float, dict[str, Any]]:
+    """Wall seconds of one `mgradcheck sweep ... --json out` and its report."""
+    start = time.perf_counter()
+    command = [sys.executable, "-m", "mgradcheck", "sweep", "-q", "--json", str(out), *args]
+    done = subprocess.run(command, env=env, stdout=subprocess.DEVNULL)
+    if done.returncode not in (0, 1):  # 1: it found something, as a sweep does
+        raise SystemExit(f"{' '.join(command)}: exit {done.returncode}")
+    return time.perf_counter() - start, json.loads(out.read_text())
+
+
+def kernels_in(root: Path) -> int:
+    from mgradcheck.run.kernels import libraries
+
+    return sum(1 for _ in libraries(root))
+
+
 def in_one_process(specs: list[dict[str, object]], env: dict[str, str]) -> float:
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
         json.dump(specs, f)
@@ -54,27 +74,81 @@ def in_one_process(specs: list[dict[str, object]], env: dict[str, str]) -> float
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ops", action="append", default=[], help="Only these cases (patterns).")
-    parser.add_argument("--no-warm-up", action="store_true", help="Skip the warming pass.")
+    parser.add_argument("--shards", default="2,4", help="Shard counts to measure (default 2,4).")
+    parser.add_argument("--skip", action="append", default=[], choices=("shards", "isolation"))
+    parser.add_argument("--keep", type=Path, help="Keep the reports in this directory.")
     args = parser.parse_args()
-    command, env = stages.prepare(sys.executable)
-    options = SweepOptions(patterns=tuple(args.ops), shrink=False, budget=10_000)
+    work = Path(tempfile.mkdtemp(prefix="mgradcheck-bench-"))
+    reports = args.keep or work / "reports"
+    reports.mkdir(parents=True, exist_ok=True)
+    os.environ["MGRADCHECK_CACHE"] = str(work / "cache")  # cold: nothing built yet
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    select = [a for p in args.ops for a in ("--ops", p)]
+
+    from mgradcheck.paths import kernel_dir
+    from mgradcheck.run import stages
+    from mgradcheck.run.kernels import own_tmpdir
+    from mgradcheck.sweep.run import SweepOptions, plan, sweep
+
+    command, mlx = stages.prepare(sys.executable)
+    kernels = kernel_dir(mlx.mlx, mlx.backend, mlx.python)
+    options = SweepOptions(patterns=tuple(args.ops))
     cases, tasks = plan(options)
-    child_env = command.env()
-    print(f"mlx {env.mlx} ({env.backend}), Python {platform.python_version()}, "
-          f"{os.cpu_count()} cores; {len(cases)} cases, {len(tasks)} runs")  # fmt: skip
-    if not args.no_warm_up:
-        report = sweep(command, env, options)
-        print(f"warm-up pass: {report.seconds:.1f} s")
-    rows = []
-    for jobs in (2, 1):
-        report = sweep(command, env, SweepOptions(**{**options.__dict__, "jobs": jobs}))
-        rows.append((f"sweep -j{jobs}", report.seconds, len(report.results)))
-    one = in_one_process([dict(t.spec) for t in tasks], child_env)
-    rows.append(("one process, no isolation", one, len(tasks)))
-    for name, seconds, runs in rows:
-        print(f"{name:<28} {seconds:8.1f} s  {runs / seconds:6.2f} runs/s")
-    print(f"whole catalogue -j2: {rows[0][1]:.1f} s (target <= 150 s on 2 cores)")
-    print(f"isolation, -j1 against one process: {rows[1][1] / one:.2f}x (target <= 1.3x)")
+    print(f"mlx {mlx.mlx} ({mlx.backend}), Python {platform.python_version()}, "
+          f"{os.cpu_count()} cores; default sweep: {len(cases)} cases, {len(tasks)} runs", flush=True)  # fmt: skip
+
+    rows: list[tuple[str, float, str]] = []
+
+    def row(name: str, seconds: float, note: str = "") -> None:
+        rows.append((name, seconds, note))
+        print(f"  {name:<44} {seconds:8.1f} s  {note}", flush=True)
+
+    whole: dict[str, float] = {}
+    for label in ("cold", "warm"):
+        before = kernels_in(kernels)
+        seconds, report = cli_sweep(select, reports / f"whole-{label}.json", env)
+        built = kernels_in(kernels) - before
+        startup = seconds - report["seconds"]
+        whole[label] = seconds
+        row(f"default sweep -j2, {label} kernel cache", seconds,
+            f"{built} kernels built; {len(report['results'])} runs, "
+            f"{len(report['findings'])} findings; start-up {startup:.1f} s")  # fmt: skip
+    warm_startup = whole["warm"] - report["seconds"]
+    work_whole = whole["warm"] - warm_startup
+
+    if "shards" not in args.skip:
+        durations = reports / "durations.json"
+        subprocess.run(
+            [sys.executable, "-m", "mgradcheck", "report", "durations",
+             str(reports / "whole-warm.json"), "-o", str(durations)],
+            env=env, check=True, stdout=subprocess.DEVNULL,
+        )  # fmt: skip
+        for n in (int(x) for x in args.shards.split(",")):
+            for dealt, extra in (("durations", ["--durations", str(durations)]), ("runs", [])):
+                times = []
+                for k in range(1, n + 1):
+                    out = reports / f"shard-{dealt}-{k}-of-{n}.json"
+                    seconds, report = cli_sweep([*select, "--shard", f"{k}/{n}", *extra], out, env)
+                    times.append((seconds, seconds - report["seconds"]))
+                largest = max(t for t, _ in times)
+                ratio = (largest - warm_startup) / (work_whole / n)
+                row(f"{n} shards by {dealt}: the largest", largest,
+                    f"{ratio:.2f}x the whole's work / {n} (shards: "
+                    + ", ".join(f"{t:.0f}" for t, _ in times) + " s)")  # fmt: skip
+
+    if "isolation" not in args.skip:
+        plain = SweepOptions(patterns=tuple(args.ops), shrink=False, budget=10_000, jobs=1)
+        children = sweep(command, mlx, plain).seconds
+        row("catalogue -j1, no shrinking, in children", children)
+        with own_tmpdir(kernels, work) as tmp:  # the same warm kernels, as a child gets them
+            one = in_one_process([dict(t.spec) for t in plan(plain)[1]], {**command.env(), **tmp})
+        row("the same runs in one process", one, f"isolation {children / one:.2f}x")
+
+    print(f"\nwarm default sweep: {whole['warm']:.0f} s (target <= 600 s on 2 cores)")
+    for name, _, note in rows:
+        if "shards by durations" in name or name.startswith("the same runs"):
+            print(f"{name}: {note.split(' (')[0]}")
+    print(f"reports in {reports}")
 
 
 if __name__ == "__main__":

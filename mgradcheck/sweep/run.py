@@ -62,6 +62,9 @@ class FindingReport:
     path: Path | None = None
     reproduced: bool | None = None  # None: not emitted, so not confirmed
     reproduction: str = ""
+    cause: str = ""  # its probable cause, shared with other groups (see sweep.known)
+    known: str | None = None  # the corpus entry that holds it
+    by_design: bool = False  # that entry is a guard of documented behaviour
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -73,6 +76,9 @@ class FindingReport:
             "emitted": str(self.path) if self.path else None,
             "reproduced": self.reproduced,
             "reproduction": self.reproduction,
+            "cause": self.cause,
+            "known": self.known,
+            "by_design": self.by_design,
         }
 
 
@@ -99,10 +105,19 @@ class SweepReport:
     def summary_line(self) -> str:
         tally = self.counts()
         parts = ", ".join(f"{tally[s]} {s.label}" for s in Status if tally[s])
+        causes = {f.cause for f in self.findings}
+        known = {f.cause for f in self.findings if f.known and not f.by_design}
+        designed = {f.cause for f in self.findings if f.by_design}
         return (
             f"{count(self.cases, 'catalogue case')}, {count(len(self.results), 'run')} in "
             f"{self.seconds:.0f}s on mlx {self.environment.mlx}: {parts}; "
             f"{count(len(self.findings), 'distinct finding')}"
+            + (
+                f" from {count(len(causes), 'cause')} ({len(known)} known in the corpus, "
+                f"{len(designed)} by design, {len(causes) - len(known) - len(designed)} new)"
+                if self.findings and all(f.cause for f in self.findings)
+                else ""
+            )
             + (f" ({self.unshrunk} left unshrunk)" if self.unshrunk else "")
             + (f" (interrupted by {self.interrupted})" if self.interrupted else "")
         )
@@ -198,6 +213,7 @@ def sweep(
             progress.stop()
         report.interrupted = executor.interrupted
     report.findings = [FindingReport(g, s) for g, s in zip(groups, shrunk, strict=True)]
+    name_causes(report)
     if options.emit is not None and report.findings and report.interrupted is None:
         options.emit.mkdir(parents=True, exist_ok=True)
         for finding in report.findings:
@@ -215,6 +231,33 @@ def sweep(
                 finding.reproduced, finding.reproduction = confirmed[finding.path]
     report.seconds = time.monotonic() - started
     return report
+
+
+def name_causes(report: SweepReport) -> None:
+    """Each finding's cause, and the corpus entry (of the bundled corpus) that holds it."""
+    from mgradcheck.corpus import loader
+    from mgradcheck.sweep.known import causes
+
+    try:
+        entries = loader.load([loader.bundled_corpus()])
+    except Exception:  # noqa: BLE001 - without the corpus, every cause is reported as new
+        entries = []
+    env = report.environment
+    found = causes(
+        [f.group for f in report.findings],
+        [f.shrunk.result for f in report.findings],
+        entries,
+        env.mlx,
+        env.backend,
+    )
+    for cause in found:
+        for g in cause.groups:
+            finding = next(f for f in report.findings if f.group is g)
+            finding.cause, finding.known, finding.by_design = (
+                cause.key,
+                cause.entry,
+                cause.by_design,
+            )
 
 
 def _shown(progress: Progress, total: int) -> Callable[[CaseResult], None]:

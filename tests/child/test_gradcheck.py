@@ -11,6 +11,7 @@ mx = pytest.importorskip("mlx.core")
 
 from mgradcheck.child.checks import CheckFailed  # noqa: E402
 from mgradcheck.child.gradcheck import Arg, check, check_spec, gradcheck, run_declarative  # noqa: E402
+from mgradcheck.child.gradcheck.graphs import fixed_shapes  # noqa: E402
 
 pytestmark = pytest.mark.mlx
 
@@ -183,6 +184,21 @@ def test_a_shape_written_into_the_function_is_caught_by_shapeless_replay() -> No
     result = check(lambda x: x * x.shape[0], [Arg((3,))], checks=["shapeless"], points=1)
     assert kinds(result) == {("wrong-value", "shapeless")}
     assert result.findings[0].repro["variant"] == "larger"
+
+
+def test_a_graph_holding_a_traced_shape_is_mlx_s_documented_limit_not_a_finding() -> None:
+    # repeat broadcasts to a stored shape and reshapes to another: at (1, 1, 3) the replay
+    # raises a broadcast error, which MLX's docs say shapeless compilation does.
+    result = check(lambda x: mx.repeat(x, 2, axis=1), [Arg((1, 1, 2))], checks=["shapeless"])
+    assert result.ok, result.report()
+    assert "fixed when traced (Broadcast, Reshape)" in result.refused["shapeless"]
+
+
+def test_which_primitives_hold_a_traced_shape() -> None:
+    x = mx.array([[1.0, 2.0], [3.0, 4.0]])
+    assert fixed_shapes(lambda a: [a.reshape(-1)], [x]) == ["Reshape"]
+    assert fixed_shapes(lambda a: [mx.broadcast_to(a[:1], (2, 2))], [x]) == ["Broadcast"]
+    assert fixed_shapes(lambda a: [a * a + 1, mx.sum(a, axis=1)], [x]) == []
 
 
 def test_an_explicit_refusal_is_unsupported_not_a_finding() -> None:

@@ -35,6 +35,10 @@ ALIASES: list[tuple[str, str, tuple[Input, ...]]] = [
     ("atan2", "lambda a, b: mx.atan2(a, b)", (M, M)), ("pow", "lambda a, b: mx.pow(a, b)", (POS, M)),
     ("conjugate", "lambda x: mx.conjugate(x) * x", (M,)), ("conj", "lambda x: mx.conj(x) + x", (M,)),
 ]  # fmt: skip
+# The function each alias names (a finding of an alias is a finding of that function).
+ALIAS_OF = {"acos": "arccos", "asin": "arcsin", "atan": "arctan", "acosh": "arccosh",
+            "asinh": "arcsinh", "atanh": "arctanh", "atan2": "arctan2", "pow": "power",
+            "conj": "conjugate"}  # fmt: skip
 
 CONSTANT = 1.5  # a Python scalar on one side of a binary op
 

@@ -1,0 +1,131 @@
+"""Which primitives of a traced graph hold a shape fixed when it was traced.
+
+A shapeless compiled function replays its graph at new input shapes, each
+primitive giving its output shape from its inputs (``Primitive::output_shapes``
+in mlx/primitives.cpp). A few take it from what they stored instead: a
+reshape's target shape, a broadcast of one input to its stored shape, an
+arange's length, a gather's slice sizes, a dynamic slice's size, an
+unflatten's new axes. A graph holding one of them is "conditional on the
+input shapes", which MLX documents that shapeless compilation does not follow
+(docs/src/usage/compile.rst, "Shapeless Compilation"): at new shapes it may
+raise or give other values, by design. A graph without them must follow the
+new shapes; a crash is never by design.
+
+A broadcast read only by elementwise primitives is the exception: compile
+fuses it into their kernel (mlx/compile.cpp, ``is_fusable``), whose output
+shape follows the inputs, so ``x * 2.0`` is shapeless though ``2.0`` is
+broadcast to ``x``'s traced shape.
+
+The graph is read from ``mx.export_to_dot`` (in every release since 0.26),
+whose nodes are labelled with the primitive's name and whose edges give each
+primitive's inputs.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+import mlx.core as mx
+
+# Primitives whose output shape is (partly) what they stored when traced.
+FIXED = ("Reshape", "Arange", "Gather", "DynamicSlice", "Unflatten")
+# What compile fuses a broadcast into (mlx/compile.cpp: is_unary, is_binary, is_ternary), as
+# export_to_dot names them.
+FUSABLE = frozenset(
+    [
+        "Abs",
+        "ArcCos",
+        "ArcCosh",
+        "ArcSin",
+        "ArcSinh",
+        "ArcTan",
+        "ArcTanh",
+        "AsType",
+        "Ceil",
+        "Cos",
+        "Conjugate",
+        "Cosh",
+        "Remainder",
+        "Erf",
+        "ErfInv",
+        "Exp",
+        "Floor",
+        "Log",
+        "Log1p",
+        "LogicalNot",
+        "Negative",
+        "Round",
+        "Sigmoid",
+        "Sign",
+        "Sin",
+        "Sinh",
+        "Square",
+        "Sqrt",
+        "Tan",
+        "Tanh",
+        "Expm1",
+        "Real",
+        "Imag",
+        "BitwiseInvert",
+        "Add",
+        "Divide",
+        "Equal",
+        "Greater",
+        "GreaterEqual",
+        "Less",
+        "LessEqual",
+        "LogicalAnd",
+        "LogicalOr",
+        "LogAddExp",
+        "Maximum",
+        "Minimum",
+        "Multiply",
+        "NotEqual",
+        "Power",
+        "Subtract",
+        "BitwiseAnd",
+        "BitwiseOr",
+        "BitwiseXor",
+        "LeftShift",
+        "RightShift",
+        "ArcTan2",
+        "Select",
+        "Broadcast",
+    ]
+)
+_NODE = re.compile(r'^\{ (\d+) \[label ="([^"]*)"', re.M)
+_INTO = re.compile(r'^"([^"]*)" -> (\d+)$', re.M)  # an array into the primitive reading it
+_OUT = re.compile(r'^(\d+) -> "([^"]*)"$', re.M)  # a primitive to the array it makes
+
+
+def fixed_shapes(fn: Callable[..., Any], args: list[Any]) -> list[str]:
+    """The primitives of ``fn``'s graph at ``args`` that hold a traced shape, sorted; [] if
+    there are none or the graph cannot be read (then nothing is excused)."""
+    try:
+        outputs = fn(*args)
+        text = io.StringIO()
+        mx.export_to_dot(text, *outputs)
+    except Exception:  # noqa: BLE001 - without a graph, nothing is excused
+        return []
+    dot = text.getvalue()
+    names = {node: label.split(" ")[0] for node, label in _NODE.findall(dot)}
+    inputs = Counter(node for _, node in _INTO.findall(dot))
+    readers: dict[str, list[str]] = {}
+    for array, node in _INTO.findall(dot):
+        readers.setdefault(array, []).append(names.get(node, ""))
+    made: dict[str, list[str]] = {}
+    for node, array in _OUT.findall(dot):
+        made.setdefault(node, []).append(array)
+    found = set()
+    for node, name in names.items():
+        if name in FIXED:
+            found.add(name)
+        elif name == "Broadcast" and inputs[node] == 1:
+            read = [r for a in made.get(node, []) for r in readers.get(a, [])]
+            if not read or not all(r in FUSABLE for r in read):  # an output, or not fused
+                found.add(name)
+    return sorted(found)

@@ -1,0 +1,148 @@
+"""What a sweep finding is: its probable cause, and the corpus entry that already holds it.
+
+Many finding groups are one bug seen through many operations: the vjp of every
+broadcasting operation reduces over the broadcast axes, so one broken
+reduction crashes sum, mean, add, matmul and softmax alike. A group's cause is
+what it died of and where (a crash: the signal and the check that was running;
+an error: MLX's message with its numbers left out), or, for a wrong answer, the
+operation and the check, since two wrong values are two bugs until shown to be
+one.
+
+A cause is a known bug when an entry of the corpus expects its bug on this
+release and backend, expects the finding's outcome (a crash, or a failed
+check), is tagged with the transform the check exercises, and names the
+operation (in its id, title, summary, tags, code, or the sweep case that
+found it); one member of a cause matched is enough, since the entry's
+reproducer stands for all of them. A guard (an entry of documented
+behaviour, affecting no backend) that matches says the finding is by design.
+The entries' own ``match`` patterns are not used: they match what their
+reproducers print, not the sweep.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from packaging.version import InvalidVersion, Version
+
+from mgradcheck.corpus.entry import Entry
+from mgradcheck.outcomes import Outcome
+from mgradcheck.sweep.catalogue.elementwise import ALIAS_OF
+from mgradcheck.sweep.execute import CaseResult
+from mgradcheck.sweep.findings import Group
+
+# The corpus tags that say an entry is about what a check exercises.
+TAGS = {
+    "jvp": {"jvp", "forward-mode"}, "vjp": {"vjp", "grad"}, "subsets": {"jvp", "vjp", "grad"},
+    "dtype": {"jvp", "vjp", "grad", "dtype", "wrong-shape"}, "compile": {"compile"},
+    "views": {"compile"}, "specials": {"compile"}, "shapeless": {"shapeless"},
+    "hessian": {"second-order"}, "vmap": {"vmap"}, "checkpoint": {"checkpoint"},
+    "custom": {"custom-function"},
+}  # fmt: skip
+_CRUMB_CHECK = re.compile(r'\| \{"check": "(\w+)"')
+_NUMBERS = re.compile(r"-?\d+(\.\d+)?(e-?\d+)?")
+
+
+@dataclass
+class Cause:
+    """One probable cause and the groups that show it."""
+
+    key: str
+    groups: list[Group] = field(default_factory=list)
+    entry: str | None = None  # the corpus entry that holds it, if any
+    by_design: bool = False  # that entry is a guard of documented behaviour
+
+    @property
+    def ops(self) -> list[str]:
+        return list(dict.fromkeys(g.op for g in self.groups))
+
+
+def _check(group: Group, shown: CaseResult) -> str:
+    """The check that saw it: the group's, or for a crash the last one the child named."""
+    if group.check:
+        return group.check
+    named = [str(f["check"]) for f in shown.findings if f.get("check")]  # the crash's path
+    checks = named or _CRUMB_CHECK.findall(shown.message or "")
+    return checks[-1] if checks else ""
+
+
+def cause_of(group: Group, shown: CaseResult) -> str:
+    """The cause of ``group`` as seen in ``shown`` (its shrunk run, or a member)."""
+    if group.kind in ("crash", "timeout"):
+        message = shown.message or ""
+        signal = message.split(" ", 1)[0] if message.startswith("SIG") else group.kind
+        check = _check(group, shown)
+        return f"{signal} in the {check} check" if check else signal
+    if group.kind == "error":
+        seen = group.matching(shown)
+        text = seen[0].get("detail", "") if seen else ""
+        return f"{group.check} raises {_NUMBERS.sub('N', str(text))[:160]}"
+    seen = group.matching(shown)
+    repro = seen[0].get("repro", {}) if seen else {}
+    if group.check == "specials" and "special" in repro:  # one constant or input, many ops
+        how = "captured" if repro.get("constant") else "as an input"
+        return f"specials: compiled differs from eager with {repro['special']} {how}"
+    return f"{ALIAS_OF.get(group.op, group.op)}: {group.kind} ({group.check})"
+
+
+def _names(entry: Entry, op: str) -> bool:
+    """Whether ``entry`` is about operation ``op`` or the function it is an alias of (by
+    name, as a word)."""
+    text = " ".join(
+        [entry.id, entry.title, entry.summary, " ".join(entry.tags), entry.code or ""]
+        + ([entry.found_by.case or ""] if entry.found_by else [])
+    ).replace("-", " ")
+    return any(
+        re.search(rf"(?<![\w]){re.escape(name)}(?![\w])", text) is not None
+        for name in _spellings(op)
+    )
+
+
+def _spellings(op: str) -> set[str]:
+    """How an entry may name the catalogue's ``op``: as is, the function an alias names, and
+    an assignment (``x[...] = v``, catalogue ``slice_assign``, ``mask_assign``) in words."""
+    names = {op, ALIAS_OF.get(op, op)}
+    if op.endswith("_assign"):
+        kind = op.removesuffix("_assign")
+        names |= {f"{kind} assignment", f"{kind}ed assignment"}
+    return names
+
+
+def matches(entry: Entry, group: Group, check: str, mlx: Version, backend: str) -> bool:
+    """Whether ``entry`` is the known bug (or guard) behind ``group``, seen by ``check``."""
+    if entry.bug.affects and not entry.bug.expected(mlx, backend):
+        return False  # a bug this release should not have
+    crash = group.kind in ("crash", "timeout")
+    wanted = {Outcome.CRASH, Outcome.TIMEOUT} if crash else {Outcome.FAIL}
+    if not wanted & set(entry.bug.outcomes):
+        return False
+    if check and not TAGS.get(check, {check}) & set(entry.tags):
+        return False
+    return _names(entry, group.op)
+
+
+def causes(
+    groups: Sequence[Group],
+    shown: Sequence[CaseResult],
+    entries: Sequence[Entry],
+    mlx: str | None,
+    backend: str | None,
+) -> list[Cause]:
+    """The groups by cause, in first-seen order, each with the corpus entry it matches."""
+    try:
+        version = Version(mlx or "")
+    except InvalidVersion:
+        version = None
+    found: dict[str, Cause] = {}
+    for group, run in zip(groups, shown, strict=True):
+        key = cause_of(group, run)
+        cause = found.setdefault(key, Cause(key))
+        cause.groups.append(group)
+        if cause.entry is None and version is not None and backend:
+            check = _check(group, run)
+            hit = next((e for e in entries if matches(e, group, check, version, backend)), None)
+            if hit is not None:
+                cause.entry, cause.by_design = hit.id, not hit.bug.affects
+    return list(found.values())

@@ -1,0 +1,136 @@
+"""Sweep findings grouped by cause and matched to the bundled corpus (no MLX needed)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from mgradcheck.corpus import loader
+from mgradcheck.sweep.catalogue import catalogue
+from mgradcheck.sweep.execute import CaseResult, Status, Task
+from mgradcheck.sweep.findings import group
+from mgradcheck.sweep.known import causes
+from mgradcheck.sweep.report import render
+from mgradcheck.sweep.run import FindingReport, SweepReport, name_causes
+from mgradcheck.sweep.shrink import Shrunk
+from tests.conftest import environment
+
+CASES = {c.id: c for c in catalogue()}
+ENTRIES = loader.load([loader.bundled_corpus()])
+
+
+def crash(case: str, check: str = "shapeless") -> CaseResult:
+    crumb = f'gradcheck: running {check} compile with (x) traced | {{"check": "{check}"}}'
+    message = f"SIGSEGV while running {check} compile with (x) traced, float32\n{crumb}"
+    return CaseResult(Task.of(CASES[case], "float32"), Status.CRASH, message=message)
+
+
+def wrong(case: str, check: str, kind: str = "wrong-value", **repro: Any) -> CaseResult:
+    finding = {"kind": kind, "check": check, "detail": "observed 1, expected 2", "repro": repro}
+    return CaseResult(Task.of(CASES[case], "float32"), Status.WRONG, findings=[finding])
+
+
+def named(results: list[CaseResult], mlx: str = "0.32.4") -> list[tuple[str, list[str], Any]]:
+    groups = group(results)
+    found = causes(groups, [g.representative() for g in groups], ENTRIES, mlx, "cpu")
+    return [(c.key, c.ops, (c.entry, c.by_design)) for c in found]
+
+
+def test_one_crash_through_many_operations_is_one_cause_and_the_known_entry() -> None:
+    # sum is named by the entry; mean and softmax are not, but die the same way.
+    found = named([crash("mean-axis"), crash("sum-axis"), crash("softmax")])
+    assert found == [
+        (
+            "SIGSEGV in the shapeless check",
+            ["mean", "sum", "softmax"],
+            ("shapeless-reduction-to-size1-crash", False),
+        )
+    ]
+
+
+def test_a_crash_in_another_check_is_another_cause() -> None:
+    found = named([crash("sum-axis"), crash("mean-axis", check="vmap")])
+    assert [(key, entry) for key, _, entry in found] == [
+        ("SIGSEGV in the shapeless check", ("shapeless-reduction-to-size1-crash", False)),
+        ("SIGSEGV in the vmap check", (None, False)),
+    ]
+
+
+def test_a_bug_fixed_before_the_release_is_not_matched() -> None:
+    # fft-jvp-axes-subset is fixed in 0.32.2: on 0.32.0 it is that bug, on 0.32.4 a new one.
+    assert named([wrong("fftn", "jvp")], "0.32.0")[0][2] == ("fft-jvp-axes-subset", False)
+    assert named([wrong("fftn", "jvp")], "0.32.4")[0][2] == (None, False)
+
+
+def test_a_guard_of_documented_behaviour_says_by_design() -> None:
+    assert named([wrong("divmod", "jvp")])[0][2] == ("divmod-remainder-zero-derivative", True)
+
+
+def test_one_special_value_through_many_operations_is_one_cause() -> None:
+    found = named(
+        [
+            wrong("divide", "specials", special="-0.0", constant=True),
+            wrong("alias-atan2", "specials", special="-0.0", constant=True),
+        ]
+    )
+    assert found == [
+        (
+            "specials: compiled differs from eager with -0.0 captured",
+            ["divide", "atan2"],
+            ("compiled-negative-zero-constant", False),
+        )
+    ]
+
+
+@pytest.mark.parametrize(
+    ("case", "check", "entry"),
+    [
+        ("alias-pow", "shapeless", "shapeless-power-broadcast-after-replay"),  # an alias
+        ("addmm", "jvp", "addmm-jvp-alpha-beta"),
+        ("cumsum", "jvp", None),  # nothing in the corpus: new
+    ],
+)
+def test_an_operation_is_matched_by_name_or_alias(case: str, check: str, entry: str) -> None:
+    assert named([wrong(case, check)])[0][2] == (entry, False)
+
+
+def test_errors_group_by_their_message_without_numbers() -> None:
+    def error(case: str, size: int) -> CaseResult:
+        result = wrong(case, "shapeless", kind="error")
+        result.findings[0]["detail"] = f"ValueError: [reshape] Cannot reshape array of size {size}"
+        return result
+
+    found = named([error("kron", 12), error("tile", 60)])
+    assert [(key, ops) for key, ops, _ in found] == [
+        ("shapeless raises ValueError: [reshape] Cannot reshape array of size N", ["kron", "tile"])
+    ]
+
+
+def test_the_report_names_each_finding_s_entry_and_counts_causes() -> None:
+    results = [
+        crash("sum-axis"),
+        crash("mean-axis"),
+        wrong("divmod", "jvp"),
+        wrong("cumsum", "jvp"),
+    ]
+    found = group(results)
+    report = SweepReport(environment(), 4, results)
+    report.findings = [FindingReport(g, Shrunk(g.representative())) for g in found]
+    name_causes(report)
+    assert "4 distinct findings from 3 causes (1 known in the corpus, 1 by design, 1 new)" in (
+        report.summary_line()
+    )
+    lines = render(report).splitlines()
+    assert "  FINDING sum: crash: 1 run (known: shapeless-reduction-to-size1-crash)" in lines
+    assert "  FINDING mean: crash: 1 run (known: shapeless-reduction-to-size1-crash)" in lines
+    assert (
+        "  FINDING divmod: wrong-value (jvp): 1 run (by design: divmod-remainder-zero-derivative)"
+        in lines
+    )
+    assert "  FINDING cumsum: wrong-value (jvp): 1 run" in lines
+    data = report.to_json()["findings"]
+    assert [(f["cause"], f["known"], f["by_design"]) for f in data][2:] == [
+        ("divmod: wrong-value (jvp)", "divmod-remainder-zero-derivative", True),
+        ("cumsum: wrong-value (jvp)", None, False),
+    ]
