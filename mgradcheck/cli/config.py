@@ -27,7 +27,7 @@ from typing import Any
 
 import click
 
-from mgradcheck.cli.common import JOBS_VARIABLE, MAX_JOBS
+from mgradcheck.cli.options import JOBS_VARIABLE, MAX_JOBS
 from mgradcheck.errors import UsageError
 
 TABLE = "tool.mgradcheck"

@@ -8,7 +8,8 @@ from typing import Any, TypeVar
 
 import click
 
-from mgradcheck.cli.common import CORPUS_OPTION, ID_ARGUMENT, TAG_OPTION, handle_errors
+from mgradcheck.cli.common import handle_errors
+from mgradcheck.cli.options import CORPUS_OPTION, ID_ARGUMENT, TAG_OPTION
 from mgradcheck.exitcodes import describe
 from mgradcheck.releases import BACKENDS
 from mgradcheck.wording import count

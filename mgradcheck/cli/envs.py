@@ -6,8 +6,9 @@ from typing import TYPE_CHECKING
 
 import click
 
-from mgradcheck.cli.common import handle_errors, release_options, version_option
+from mgradcheck.cli.common import handle_errors
 from mgradcheck.cli.completion import release_versions, remember_releases
+from mgradcheck.cli.release_options import release_options, version_option
 from mgradcheck.errors import UsageError
 from mgradcheck.exitcodes import describe
 

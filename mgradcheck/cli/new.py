@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING
 
 import click
 
-from mgradcheck.cli.common import handle_errors, jobs_option, release_options, say, version_option
+from mgradcheck.cli.common import handle_errors, say
+from mgradcheck.cli.options import jobs_option
+from mgradcheck.cli.release_options import release_options, version_option
 from mgradcheck.exitcodes import ExitCode, describe
 
 if TYPE_CHECKING:

@@ -18,21 +18,18 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from mgradcheck.cli.common import (
+from mgradcheck.cli.common import handle_errors, say
+from mgradcheck.cli.completion import release_versions
+from mgradcheck.cli.options import (
     CORPUS_OPTION,
     ID_ARGUMENT,
     IDS_ARGUMENT,
     TAG_OPTION,
-    build_options,
-    handle_errors,
     jobs_option,
     json_option,
     on_stdout,
-    release_options,
-    release_or_ref,
-    say,
 )
-from mgradcheck.cli.completion import release_versions
+from mgradcheck.cli.release_options import build_options, release_options, release_or_ref
 from mgradcheck.cli.sharding import shard_options
 from mgradcheck.errors import UsageError
 from mgradcheck.exitcodes import ExitCode, describe

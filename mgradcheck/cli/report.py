@@ -8,14 +8,9 @@ from typing import TYPE_CHECKING
 
 import click
 
-from mgradcheck.cli.common import (
-    CORPUS_OPTION,
-    handle_errors,
-    json_option,
-    release_options,
-    report_options,
-    say,
-)
+from mgradcheck.cli.common import handle_errors, say
+from mgradcheck.cli.options import CORPUS_OPTION, json_option, report_options
+from mgradcheck.cli.release_options import release_options
 from mgradcheck.errors import UsageError
 from mgradcheck.exitcodes import describe
 from mgradcheck.wording import count

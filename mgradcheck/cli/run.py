@@ -3,34 +3,34 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 import click
 
-from mgradcheck.cli.common import (
+from mgradcheck.cli.common import handle_errors, say
+from mgradcheck.cli.options import (
     CORPUS_OPTION,
     IDS_ARGUMENT,
     TAG_OPTION,
-    handle_errors,
-    interpreter_options,
     jobs_option,
     json_option,
-    note_kernel_build,
-    open_target,
-    release_options,
     report_options,
-    say,
 )
+from mgradcheck.cli.release_options import interpreter_options, release_options
 from mgradcheck.cli.sharding import shard_options
+from mgradcheck.cli.target import note_kernel_build, open_target
 from mgradcheck.exitcodes import describe
 
 if TYPE_CHECKING:
     from mgradcheck.corpus.shard import Shard
     from mgradcheck.releases.choice import Mlx
     from mgradcheck.releases.runs import Settings
-    from mgradcheck.run.child_process import LiveChild
+    from mgradcheck.run.child_process import ChildCommand, LiveChild
+    from mgradcheck.run.display import Progress
+    from mgradcheck.run.observation import Environment
+    from mgradcheck.run.results import Report
 
 
 @click.command(
@@ -89,11 +89,10 @@ def run(
     """Run corpus entries (all, or those named by IDS) and judge each against its expectation."""
     from mgradcheck.cli.sharding import take
     from mgradcheck.corpus.shard import units
-    from mgradcheck.errors import Interrupted
     from mgradcheck.paths import last_report
-    from mgradcheck.reports import github, json_report, table
-    from mgradcheck.reports.incremental import SnapshotWriter
-    from mgradcheck.reports.outputs import report_outputs, write
+    from mgradcheck.reports import json_report
+    from mgradcheck.reports.outputs import report_outputs
+    from mgradcheck.reports.stage import run_and_report
     from mgradcheck.run import stages
     from mgradcheck.run.display import choose
     from mgradcheck.run.runner import RunOptions
@@ -104,7 +103,6 @@ def run(
     if part is not None:
         entries = [e for e in entries if e.id in part.units]
     outputs = report_outputs(json_path, junit_path, summary_path, badge_path)
-    outputs.check(inputs=stages.corpus_inputs(corpus_paths))
     meta = part.meta if part is not None else {}
     options = RunOptions(
         jobs=jobs,
@@ -113,6 +111,34 @@ def run(
         memory_limit=max_memory * 1024 * 1024 if max_memory else None,
     )
     progress = choose(quiet)
+    shown = _shown(say if quiet else progress.line) if verbose else None
+    compiles = any(e.uses_compile for e in entries)
+    lines = {e.id: e.line for e in entries}
+    code = run_and_report(
+        outputs,
+        stages.corpus_inputs(corpus_paths),
+        lambda: _opened(python, mlx_version, settings, progress, compiles),
+        lambda command, env, snapshots: stages.execute(
+            entries, command, env, options, progress, meta, snapshots, shown
+        ),
+        say,
+        keep=lambda report: json_report.write(report, last_report()),
+        show=lambda report, stderr: _show(report, stderr, lines),
+    )
+    sys.exit(code)
+
+
+def _opened(
+    python: Path | None,
+    mlx_version: Mlx | None,
+    settings: Settings | None,
+    progress: Progress,
+    compiles: bool,
+) -> tuple[ChildCommand, Environment]:
+    """Open the target and say when this run builds its kernels; an interrupt while
+    installing or probing ends the command here."""
+    from mgradcheck.errors import Interrupted
+
     try:
         command, env = open_target(python, mlx_version, settings, progress)
     except (Interrupted, KeyboardInterrupt) as exc:
@@ -120,28 +146,18 @@ def run(
         stopped = exc if isinstance(exc, Interrupted) else Interrupted(2)
         say(f"interrupted by {stopped} before any entry ran")
         sys.exit(stopped.exit_code)
-    note_kernel_build(command, env, any(e.uses_compile for e in entries))
-    snapshots = None
-    files = outputs.files()
-    if files.paths():
-        snapshots = SnapshotWriter(files, lambda message: say(f"warning: {message}"))
-    shown = _shown(say if quiet else progress.line) if verbose else None
-    try:
-        report, interrupted = stages.execute(
-            entries, command, env, options, progress, meta, snapshots, shown
-        )
-    finally:
-        if snapshots is not None:
-            snapshots.close()
-    json_report.write(report, last_report())
-    write(report, outputs)
-    table.show(report, stderr=outputs.to_stdout)
+    note_kernel_build(command, env, compiles)
+    return command, env
+
+
+def _show(report: Report, stderr: bool, lines: Mapping[str, int]) -> None:
+    """The table, and in GitHub Actions an annotation at each entry's line that went wrong."""
+    from mgradcheck.reports import github, table
+
+    table.show(report, stderr=stderr)
     if github.in_actions():
-        for annotation in github.annotate(report, {e.id: e.line for e in entries}):
-            click.echo(annotation, err=outputs.to_stdout)
-    if interrupted is not None:
-        say(f"interrupted by {interrupted}; the report holds what finished")
-    sys.exit(stages.exit_code(report, interrupted))
+        for annotation in github.annotate(report, lines):
+            click.echo(annotation, err=stderr)
 
 
 def _shown(show: Callable[[str], None]) -> Callable[[str, LiveChild], None]:

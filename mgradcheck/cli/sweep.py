@@ -9,18 +9,11 @@ from typing import TYPE_CHECKING
 
 import click
 
-from mgradcheck.cli.common import (
-    handle_errors,
-    interpreter_options,
-    jobs_option,
-    json_option,
-    note_kernel_build,
-    on_stdout,
-    open_target,
-    release_options,
-    say,
-)
+from mgradcheck.cli.common import handle_errors, say
+from mgradcheck.cli.options import jobs_option, json_option, on_stdout
+from mgradcheck.cli.release_options import interpreter_options, release_options
 from mgradcheck.cli.sharding import shard_options
+from mgradcheck.cli.target import note_kernel_build, open_target
 from mgradcheck.errors import UsageError
 from mgradcheck.exitcodes import ExitCode, describe
 from mgradcheck.wording import count

@@ -10,16 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from mgradcheck.cli.common import (
-    handle_errors,
-    interpreter_options,
-    jobs_option,
-    json_option,
-    on_stdout,
-    release_options,
-    report_options,
-    say,
-)
+from mgradcheck.cli.common import handle_errors, say
+from mgradcheck.cli.options import jobs_option, json_option, on_stdout, report_options
+from mgradcheck.cli.release_options import interpreter_options, release_options
 from mgradcheck.cli.sharding import shard_options
 from mgradcheck.errors import UsageError
 from mgradcheck.exitcodes import ExitCode, describe
@@ -28,6 +21,7 @@ if TYPE_CHECKING:
     from mgradcheck.corpus.shard import Shard
     from mgradcheck.releases.choice import Mlx
     from mgradcheck.releases.runs import Settings
+    from mgradcheck.run.results import Report
     from mgradcheck.suites.collect import SuiteTest
     from mgradcheck.suites.execute import SuiteOptions
     from mgradcheck.suites.upstream import Checkout
@@ -199,35 +193,31 @@ def _run(
     badge_path: Path | None,
     meta: dict[str, Any],
 ) -> None:
-    from mgradcheck.cli.common import open_target
+    from mgradcheck.cli.target import open_target
     from mgradcheck.releases.choice import Release
-    from mgradcheck.reports import table
-    from mgradcheck.reports.incremental import SnapshotWriter
-    from mgradcheck.reports.outputs import report_outputs, write
-    from mgradcheck.run import stages
+    from mgradcheck.reports.outputs import report_outputs
+    from mgradcheck.reports.stage import run_and_report
     from mgradcheck.run.display import choose
     from mgradcheck.suites.execute import report_of, store_runs
 
     outputs = report_outputs(json_path, junit_path, summary_path, badge_path)
-    outputs.check(inputs=_inputs(chosen))
     progress = choose(quiet)
-    command, env = open_target(python, mlx_version, settings, progress)
-    snapshots = None
-    files = outputs.files()  # the report on standard output is written once, at the end
-    if files.paths():
-        snapshots = SnapshotWriter(files, lambda message: say(f"warning: {message}"))
-    try:
-        report, interrupted = report_of(chosen, command, env, options, progress, meta, snapshots)
-    finally:
-        if snapshots is not None:
-            snapshots.close()
-    if isinstance(mlx_version, Release):  # a commit's runs: not stored
-        store_runs(settings, mlx_version.version, chosen, report.results, options)
-    write(report, outputs)
-    table.show(report, stderr=outputs.to_stdout)
-    if interrupted is not None:
-        say(f"interrupted by {interrupted}; the report holds what finished")
-    sys.exit(stages.exit_code(report, interrupted))
+
+    def keep(report: Report) -> None:
+        if isinstance(mlx_version, Release):  # a commit's runs: not stored
+            store_runs(settings, mlx_version.version, chosen, report.results, options)
+
+    code = run_and_report(
+        outputs,
+        _inputs(chosen),
+        lambda: open_target(python, mlx_version, settings, progress),
+        lambda command, env, snapshots: report_of(
+            chosen, command, env, options, progress, meta, snapshots
+        ),
+        say,
+        keep=keep,
+    )
+    sys.exit(code)
 
 
 def _matrix(

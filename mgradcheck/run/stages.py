@@ -1,9 +1,9 @@
 """The stages of ``mgradcheck run``, each importable and testable without Click.
 
 load -> select -> prepare (probe the interpreter) -> execute -> exit code. Writing
-the reports is the reports layer's (:mod:`mgradcheck.reports.outputs`); it
-receives the partial reports of a running run through ``execute``'s
-``snapshots`` callback.
+the reports is the reports layer's (:func:`mgradcheck.reports.stage.run_and_report`,
+the stage ``run`` and ``tests`` share); it receives the partial reports of a running
+run through ``execute``'s ``snapshots`` callback.
 """
 
 from __future__ import annotations

@@ -15,7 +15,8 @@ from click.testing import CliRunner
 from packaging.version import Version
 
 from mgradcheck.cli import cli
-from mgradcheck.cli.common import _RELEASE_KEYS, default_jobs, usable_cores
+from mgradcheck.cli.options import default_jobs, usable_cores
+from mgradcheck.cli.release_options import _RELEASE_KEYS
 from mgradcheck.corpus.entry import Bug
 from mgradcheck.outcomes import Outcome
 from mgradcheck.reports import json_report
@@ -270,7 +271,7 @@ def test_list_tags_repeat_and_all_must_match(tmp_path: Path) -> None:
 def test_the_first_kernel_build_is_announced_once(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from mgradcheck.cli.common import note_kernel_build
+    from mgradcheck.cli.target import note_kernel_build
     from mgradcheck.run.child_process import ChildCommand
     from tests.conftest import environment
 

@@ -1,0 +1,256 @@
+"""Which MLX the children run and where releases come from: --python, --mlx, the index and
+build options, folded into one ``settings`` argument, each value checked as it is parsed."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+import click
+
+from mgradcheck.cli.common import F
+from mgradcheck.cli.completion import release_versions
+from mgradcheck.errors import ReleaseError, UsageError
+from mgradcheck.releases import BACKENDS
+
+if TYPE_CHECKING:
+    from packaging.version import Version
+
+    from mgradcheck.releases.choice import Mlx
+
+
+def version_option(ctx: click.Context, param: click.Parameter, value: str | None) -> Version | None:
+    """Checked at parse time: nothing runs with a version that is not plain PEP 440."""
+    if value is None:
+        return None
+    from mgradcheck.releases.index import parse_version
+
+    try:
+        return parse_version(value)
+    except ReleaseError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+def release_or_commit(ctx: click.Context, param: click.Parameter, value: str | None) -> Mlx | None:
+    """A release (a PEP 440 version), or a commit hash (seven or more hex digits)."""
+    if value is None:
+        return None
+    from mgradcheck.releases.choice import Commit, Release
+    from mgradcheck.releases.commits import is_commit
+
+    if is_commit(value):
+        return Commit(value)
+    version = version_option(ctx, param, value)
+    assert version is not None
+    return Release(version)
+
+
+def release_or_ref(ctx: click.Context, param: click.Parameter, value: str | None) -> Mlx | None:
+    """For bisect's ends: a release, else a git tag or commit (checked like a revision)."""
+    if value is None:
+        return None
+    from mgradcheck.releases.choice import Commit, Release
+    from mgradcheck.releases.commits import is_commit
+    from mgradcheck.releases.index import parse_version
+
+    if not is_commit(value):
+        try:
+            return Release(parse_version(value))
+        except ReleaseError:
+            pass
+    if (
+        not value
+        or value.startswith("-")
+        or any(c.isspace() or ord(c) < 32 for c in value)
+        or len(value) > 200
+    ):
+        raise click.BadParameter(f"{value!r} is neither an MLX version nor a git tag or commit")
+    return Commit(value)
+
+
+def _mlx_repo(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
+    """Checked at parse time, so a bisect does not find out after its releases have run."""
+    if value is None:
+        return None
+    from mgradcheck.releases.sources import git_dir
+
+    try:
+        git_dir(value)
+    except UsageError as exc:
+        raise click.BadParameter(str(exc)) from None
+    return value.resolve()
+
+
+BUILD_OPTIONS = (
+    click.option(
+        "--mlx-repo",
+        type=click.Path(exists=True, file_okay=False, path_type=Path),
+        callback=_mlx_repo,
+        metavar="PATH",
+        help="A clone of MLX to build commits from. Default: a clone of upstream kept in the cache.",
+    ),
+    click.option(
+        "--mlx-deps",
+        type=click.Path(exists=True, file_okay=False, path_type=Path),
+        metavar="DIR",
+        help="Clones of the repositories MLX's build fetches (DIR/nanobind, DIR/fmt, ...), for building offline.",
+    ),
+    click.option(
+        "--build-jobs",
+        type=click.IntRange(1, 512),
+        metavar="N",
+        help="Compiler processes per build of a commit. Default: one per core.",
+    ),
+)
+
+
+def build_options(func: F) -> F:
+    """--mlx-repo, --mlx-deps, --build-jobs: how commits are built; folded into ``settings``
+    by :func:`release_options`, which must be applied above this."""
+    for option in reversed(BUILD_OPTIONS):
+        func = option(func)
+    return func
+
+
+def interpreter_options(verb: str, releases_flag: str = "") -> Callable[[F], F]:
+    """--python and --mlx: which MLX the children run (never both), and how a commit is built.
+
+    The release options apply only when releases are installed: with --mlx, or with the
+    command's own ``releases_flag`` (``tests --matrix``) when it has one. A command without
+    such a flag gets ``settings=None`` when nothing is installed, so that its start-up imports
+    none of the release machinery (and reads no index settings); one with a flag always gets
+    them, for its build options (``tests --mlx-tests`` reads ``--mlx-repo``).
+    """
+
+    def decorate(func: F) -> F:
+        @wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            if kwargs.get("python") is not None and kwargs.get("mlx_version") is not None:
+                raise UsageError("--mlx and --python cannot be used together")
+            given = [key for key in _RELEASE_KEYS if kwargs.get(key)]
+            installs = kwargs.get("mlx_version") is not None or (
+                releases_flag and kwargs.get(releases_flag)
+            )
+            if given and not installs:
+                names = ", ".join("--" + key.replace("_", "-") for key in given)
+                verb = "applies" if len(given) == 1 else "apply"
+                also = f" or --{releases_flag.replace('_', '-')}" if releases_flag else ""
+                raise UsageError(
+                    f"{names} {verb} only with --mlx VERSION{also} (which release to install)"
+                )
+            if not installs and not releases_flag:
+                kwargs[_NO_RELEASE] = True
+            return func(*args, **kwargs)
+
+        decorated: Any = build_options(wrapper)
+        decorated = click.option(
+            "--mlx",
+            "mlx_version",
+            callback=release_or_commit,
+            shell_complete=release_versions,
+            metavar="VERSION|COMMIT",
+            help=f"{verb} under this MLX release, in its cached environment (installed on first use), "
+            "or under a commit (a hash), built here once. Not with --python.",
+        )(decorated)
+        decorated = click.option(
+            "--python",
+            "python",
+            type=click.Path(exists=True, dir_okay=False, path_type=Path),
+            help=f"{verb} under this interpreter (another environment's MLX).",
+        )(decorated)
+        return cast(F, decorated)
+
+    return decorate
+
+
+def _index_url(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    if value is None:
+        return None
+    from mgradcheck.releases.urls import check_index_url  # light: no index machinery
+
+    try:
+        return check_index_url(value)
+    except ReleaseError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+# Passed by interpreter_options to release_options: nothing is installed, settings are None.
+_NO_RELEASE = "_no_release"
+_RELEASE_KEYS = ("index_url", "find_links", "no_index", "backend", "installer", "pre", "yanked",
+                 "retry_failed")  # fmt: skip
+_BUILD_KEYS = ("mlx_repo", "mlx_deps", "build_jobs")
+
+
+def release_options(func: F) -> F:
+    """Where releases come from and what they are built for, as one ``settings`` argument.
+
+    Shared by every command that installs releases (``run --mlx``, ``sweep
+    --mlx``, ``bisect``, ``matrix``, ``envs``), so they take the same options
+    and mean the same by them. ``settings`` is None when :func:`interpreter_options`
+    says nothing is installed (a plain ``run``).
+    """
+
+    @wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        given = {key: kwargs.pop(key) for key in _RELEASE_KEYS}
+        given.update((key, kwargs.pop(key)) for key in _BUILD_KEYS if key in kwargs)
+        if kwargs.pop(_NO_RELEASE, False):
+            kwargs["settings"] = None
+        else:
+            from mgradcheck.releases.runs import Settings
+
+            kwargs["settings"] = Settings.from_options(**given)
+        return func(*args, **kwargs)
+
+    options = [
+        click.option(
+            "--index-url",
+            callback=_index_url,
+            metavar="URL",
+            help="Package index (http(s):// or file://). Default: $UV_DEFAULT_INDEX, "
+            "$UV_INDEX_URL, $PIP_INDEX_URL, else PyPI.",
+        ),
+        click.option(
+            "--find-links",
+            type=click.Path(exists=True, file_okay=False, path_type=Path),
+            metavar="DIR",
+            help="Also take MLX wheels from this directory (e.g. self-built commits between releases).",
+        ),
+        click.option("--no-index", is_flag=True, help="Use only --find-links, no package index."),
+        click.option(
+            "--backend",
+            type=click.Choice(BACKENDS),
+            help="Backend to install for: mlx[cpu], mlx[cuda], mlx[cuda12] or mlx[cuda13] on Linux "
+            "(a CUDA build checks the NVIDIA driver first), plain mlx (metal) on macOS. "
+            "Default: metal on macOS, cpu elsewhere.",
+        ),
+        click.option(
+            "--installer",
+            type=click.Choice(["uv", "pip"]),
+            help="Build environments with uv (default when available) or venv + pip.",
+        ),
+        click.option("--pre", is_flag=True, help="Include pre-releases."),
+        click.option("--yanked", is_flag=True, help="Include yanked releases."),
+        click.option(
+            "--retry-failed",
+            is_flag=True,
+            help="Try again installs that failed before (remembered otherwise).",
+        ),
+    ]
+    decorated: Any = wrapper
+    for option in reversed(options):
+        decorated = option(decorated)
+    return cast(F, decorated)
+
+
+__all__ = [
+    "BUILD_OPTIONS",
+    "build_options",
+    "interpreter_options",
+    "release_options",
+    "release_or_commit",
+    "release_or_ref",
+    "version_option",
+]

@@ -1,0 +1,67 @@
+"""The run-and-report stage ``run`` and ``tests`` share, importable and testable without Click.
+
+check the outputs -> open the target -> produce the results, the report files rewritten
+as they come -> keep -> write the outputs -> show the table -> exit code. What differs
+between the commands is passed in: how the target is opened, what produces the results,
+what is kept of them besides the outputs, and how the table is drawn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from mgradcheck.errors import Interrupted
+from mgradcheck.reports import table
+from mgradcheck.reports.incremental import SnapshotWriter
+from mgradcheck.reports.outputs import Outputs, write
+from mgradcheck.run.child_process import ChildCommand
+from mgradcheck.run.observation import Environment
+from mgradcheck.run.results import Report
+from mgradcheck.run.stages import Snapshots, exit_code
+
+# Runs the command's items on the target opened, handing partial reports to the snapshots
+# callback when there is one (see mgradcheck.run.stages.reported); returns the report,
+# complete or partial, and the interrupt that stopped it, if any.
+Produce = Callable[[ChildCommand, Environment, Snapshots | None], tuple[Report, Interrupted | None]]
+
+
+def run_and_report(
+    outputs: Outputs,
+    inputs: Sequence[Path],
+    open_target: Callable[[], tuple[ChildCommand, Environment]],
+    produce: Produce,
+    say: Callable[[str], None],
+    keep: Callable[[Report], None] | None = None,
+    show: Callable[[Report, bool], None] = table.show,
+) -> int:
+    """Run and report; the exit code the command ends with.
+
+    ``inputs`` are what the command reads, which no output may replace (checked
+    before the target is opened, which may install a release). ``keep`` takes
+    the report before the outputs are written (``run``'s last report, ``tests``'
+    stored runs); ``show`` draws it, on standard error when a report goes to
+    standard output. ``say`` gives the user a line (a failed rewrite, an interrupt).
+    """
+    outputs.check(inputs=inputs)
+    command, env = open_target()
+    snapshots = None
+    files = outputs.files()  # the report on standard output is written once, at the end
+    if files.paths():
+        snapshots = SnapshotWriter(files, lambda message: say(f"warning: {message}"))
+    try:
+        report, interrupted = produce(command, env, snapshots)
+    finally:
+        # An error out of produce still leaves on disk what finished before it.
+        if snapshots is not None:
+            snapshots.close()
+    if keep is not None:
+        keep(report)
+    write(report, outputs)
+    show(report, outputs.to_stdout)
+    if interrupted is not None:
+        say(f"interrupted by {interrupted}; the report holds what finished")
+    return exit_code(report, interrupted)
+
+
+__all__ = ["Produce", "run_and_report"]
