@@ -194,6 +194,25 @@ def test_a_graph_holding_a_traced_shape_is_mlx_s_documented_limit_not_a_finding(
     assert "fixed when traced (Broadcast, Reshape)" in result.refused["shapeless"]
 
 
+def test_a_function_building_another_graph_at_other_shapes_is_conditional_on_them() -> None:
+    # hadamard_transform of one element is a multiplication: MLX's Hadamard replayed there
+    # drops its scale, but no eager call ever runs it at that shape.
+    fn = lambda x: mx.hadamard_transform(x, scale=0.25)  # noqa: E731
+    result = check(fn, [Arg((16,))], checks=["shapeless"], points=1)
+    assert result.ok, result.report()
+    assert (
+        "another graph at these shapes (Multiply there, no Hadamard)" in result.refused["shapeless"]
+    )
+
+
+def test_a_shape_following_graph_that_replays_wrong_is_still_a_finding() -> None:
+    # The corpus's shapeless-power-broadcast-after-replay: fused broadcasts follow the shapes.
+    inputs = [Arg((2, 3), range=(0.5, 2.0)), Arg((2, 3))]
+    result = check(lambda a, b: mx.power(a, b), inputs, checks=["shapeless"], points=1)
+    assert kinds(result) == {("wrong-value", "shapeless")}
+    assert result.findings[0].repro["variant"] == "broadcast operand"
+
+
 def test_which_primitives_hold_a_traced_shape() -> None:
     x = mx.array([[1.0, 2.0], [3.0, 4.0]])
     assert fixed_shapes(lambda a: [a.reshape(-1)], [x]) == ["Reshape"]

@@ -9,7 +9,11 @@ unflatten's new axes. A graph holding one of them is "conditional on the
 input shapes", which MLX documents that shapeless compilation does not follow
 (docs/src/usage/compile.rst, "Shapeless Compilation"): at new shapes it may
 raise or give other values, by design. A graph without them must follow the
-new shapes; a crash is never by design.
+new shapes; a crash is never by design. So must a function build the same graph
+at the new shapes as at the traced ones: one whose operations choose another
+graph by shape (``hadamard_transform`` of one element is a multiplication,
+``einsum`` of a size-1 contracted axis a broadcast) is conditional on the
+input shapes too.
 
 A broadcast read only by elementwise primitives is the exception: compile
 fuses it into their kernel (mlx/compile.cpp, ``is_fusable``), whose output
@@ -27,6 +31,7 @@ import io
 import re
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import mlx.core as mx
@@ -35,82 +40,54 @@ import mlx.core as mx
 FIXED = ("Reshape", "Arange", "Gather", "DynamicSlice", "Unflatten")
 # What compile fuses a broadcast into (mlx/compile.cpp: is_unary, is_binary, is_ternary), as
 # export_to_dot names them.
-FUSABLE = frozenset(
-    [
-        "Abs",
-        "ArcCos",
-        "ArcCosh",
-        "ArcSin",
-        "ArcSinh",
-        "ArcTan",
-        "ArcTanh",
-        "AsType",
-        "Ceil",
-        "Cos",
-        "Conjugate",
-        "Cosh",
-        "Remainder",
-        "Erf",
-        "ErfInv",
-        "Exp",
-        "Floor",
-        "Log",
-        "Log1p",
-        "LogicalNot",
-        "Negative",
-        "Round",
-        "Sigmoid",
-        "Sign",
-        "Sin",
-        "Sinh",
-        "Square",
-        "Sqrt",
-        "Tan",
-        "Tanh",
-        "Expm1",
-        "Real",
-        "Imag",
-        "BitwiseInvert",
-        "Add",
-        "Divide",
-        "Equal",
-        "Greater",
-        "GreaterEqual",
-        "Less",
-        "LessEqual",
-        "LogicalAnd",
-        "LogicalOr",
-        "LogAddExp",
-        "Maximum",
-        "Minimum",
-        "Multiply",
-        "NotEqual",
-        "Power",
-        "Subtract",
-        "BitwiseAnd",
-        "BitwiseOr",
-        "BitwiseXor",
-        "LeftShift",
-        "RightShift",
-        "ArcTan2",
-        "Select",
-        "Broadcast",
-    ]
-)
+FUSABLE = frozenset([
+    "Abs", "ArcCos", "ArcCosh", "ArcSin", "ArcSinh", "ArcTan", "ArcTanh", "AsType", "Ceil",
+    "Cos", "Conjugate", "Cosh", "Remainder", "Erf", "ErfInv", "Exp", "Floor", "Log", "Log1p",
+    "LogicalNot", "Negative", "Round", "Sigmoid", "Sign", "Sin", "Sinh", "Square", "Sqrt", "Tan",
+    "Tanh", "Expm1", "Real", "Imag", "BitwiseInvert", "Add", "Divide", "Equal", "Greater",
+    "GreaterEqual", "Less", "LessEqual", "LogicalAnd", "LogicalOr", "LogAddExp", "Maximum",
+    "Minimum", "Multiply", "NotEqual", "Power", "Subtract", "BitwiseAnd", "BitwiseOr",
+    "BitwiseXor", "LeftShift", "RightShift", "ArcTan2", "Select", "Broadcast",
+])  # fmt: skip
 _NODE = re.compile(r'^\{ (\d+) \[label ="([^"]*)"', re.M)
 _INTO = re.compile(r'^"([^"]*)" -> (\d+)$', re.M)  # an array into the primitive reading it
 _OUT = re.compile(r'^(\d+) -> "([^"]*)"$', re.M)  # a primitive to the array it makes
 
 
-def fixed_shapes(fn: Callable[..., Any], args: list[Any]) -> list[str]:
-    """The primitives of ``fn``'s graph at ``args`` that hold a traced shape, sorted; [] if
-    there are none or the graph cannot be read (then nothing is excused)."""
+@dataclass(frozen=True)
+class Graph:
+    """What shapeless replay depends on in one traced graph."""
+
+    fixed: tuple[str, ...]  # primitives holding a traced shape, sorted
+    primitives: tuple[
+        tuple[str, int], ...
+    ]  # every other primitive, counted (fused broadcasts aside)
+
+    def unlike(self, other: Graph) -> str:
+        """How ``other`` (the same function at other shapes) differs, or "" if it does not."""
+        mine, theirs = Counter(dict(self.primitives)), Counter(dict(other.primitives))
+        if mine == theirs:
+            return ""
+        more = sorted((theirs - mine).elements())
+        fewer = sorted((mine - theirs).elements())
+        return ", ".join(
+            part
+            for part in (
+                f"{'+'.join(more)} there" if more else "",
+                f"no {'+'.join(fewer)}" if fewer else "",
+            )
+            if part
+        )
+
+
+def graph(fn: Callable[..., Any], args: list[Any]) -> Graph | None:
+    """``fn``'s graph at ``args``, or None if it cannot be read (then nothing is excused)."""
     try:
         outputs = fn(*args)
         text = io.StringIO()
         mx.export_to_dot(text, *outputs)
     except Exception:  # noqa: BLE001 - without a graph, nothing is excused
-        return []
+        return None
     dot = text.getvalue()
     names = {node: label.split(" ")[0] for node, label in _NODE.findall(dot)}
     inputs = Counter(node for _, node in _INTO.findall(dot))
@@ -120,12 +97,22 @@ def fixed_shapes(fn: Callable[..., Any], args: list[Any]) -> list[str]:
     made: dict[str, list[str]] = {}
     for node, array in _OUT.findall(dot):
         made.setdefault(node, []).append(array)
-    found = set()
+    fixed: set[str] = set()
+    counted: Counter[str] = Counter()
     for node, name in names.items():
         if name in FIXED:
-            found.add(name)
+            fixed.add(name)
         elif name == "Broadcast" and inputs[node] == 1:
             read = [r for a in made.get(node, []) for r in readers.get(a, [])]
             if not read or not all(r in FUSABLE for r in read):  # an output, or not fused
-                found.add(name)
-    return sorted(found)
+                fixed.add(name)
+                counted[name] += 1
+        else:
+            counted[name] += 1
+    return Graph(tuple(sorted(fixed)), tuple(sorted(counted.items())))
+
+
+def fixed_shapes(fn: Callable[..., Any], args: list[Any]) -> list[str]:
+    """The primitives of ``fn``'s graph at ``args`` that hold a traced shape, sorted."""
+    found = graph(fn, args)
+    return list(found.fixed) if found is not None else []

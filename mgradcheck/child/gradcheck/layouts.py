@@ -31,7 +31,7 @@ import mlx.core as mx
 import numpy as np
 
 from mgradcheck.child.gradcheck.arrays import dtype_name, to_mlx, to_numpy
-from mgradcheck.child.gradcheck.graphs import fixed_shapes
+from mgradcheck.child.gradcheck.graphs import Graph, graph
 from mgradcheck.child.gradcheck.point import Point, pad
 from mgradcheck.child.gradcheck_spec import FLOATS, INTEGERS
 
@@ -302,6 +302,21 @@ def _fixed_shape(point: Point, name: str, got: Sequence[Any], eager: Sequence[An
     return True
 
 
+def _conditional(traced: Graph | None, here: Graph | None) -> str | None:
+    """Why a graph is conditional on its input shapes, in words (see :mod:`.graphs`), or None."""
+    if traced is not None and traced.fixed:
+        return (
+            f"the graph holds shapes fixed when traced ({', '.join(traced.fixed)}), "
+            "which shapeless compilation does not follow"
+        )
+    if traced is not None and here is not None and traced.unlike(here):
+        return (
+            f"the function builds another graph at these shapes ({traced.unlike(here)}), "
+            "which shapeless compilation does not follow"
+        )
+    return None
+
+
 def shapeless(point: Point, full: tuple[int, ...]) -> None:
     f, vjp = point.whole(), point.vjp_of(full)
     sf, sv = mx.compile(f, shapeless=True), mx.compile(vjp, shapeless=True)
@@ -311,10 +326,7 @@ def shapeless(point: Point, full: tuple[int, ...]) -> None:
         "shapeless compiled vjp", full, partial(sv, *point.xs, *point.cotangents), "shapeless"
     )
     names = point.run.names
-    fixed = {
-        "primal": fixed_shapes(f, list(point.xs)),
-        "vjp": fixed_shapes(vjp, [*point.xs, *point.cotangents]),
-    }
+    traced = {"primal": graph(f, list(point.xs)), "vjp": graph(vjp, [*point.xs, *point.cotangents])}
     # The shapes each compiled function was called at before: a replay can depend on them.
     before: dict[str, list[dict[str, list[int]]]] = {"primal": [], "vjp": []}
     for variant, new in _shapes(point):
@@ -360,11 +372,7 @@ def shapeless(point: Point, full: tuple[int, ...]) -> None:
                 reference=True,
             )
             called = {**repro, "path": what, "called_before": list(before[what])}
-            if fixed[what]:
-                point.excuse = (
-                    f"the graph holds shapes fixed when traced ({', '.join(fixed[what])}), "
-                    "which shapeless compilation does not follow"
-                )
+            point.excuse = _conditional(traced[what], graph(g, [*xs, *extra]))
             try:
                 got = point.attempt(
                     label, full, partial(compiled, *xs, *extra), "shapeless", called
