@@ -80,6 +80,15 @@ class Graph:
         )
 
 
+def joined(a: Graph | None, b: Graph | None) -> Graph | None:
+    """Both graphs as one: a compiled vjp traces its function's forward graph too, which
+    the cotangents' exported graph may not show."""
+    if a is None or b is None:
+        return None
+    counted = Counter(dict(a.primitives)) + Counter(dict(b.primitives))
+    return Graph(tuple(sorted({*a.fixed, *b.fixed})), tuple(sorted(counted.items())))
+
+
 def graph(fn: Callable[..., Any], args: list[Any]) -> Graph | None:
     """``fn``'s graph at ``args``, or None if it cannot be read (then nothing is excused)."""
     try:

@@ -31,7 +31,7 @@ import mlx.core as mx
 import numpy as np
 
 from mgradcheck.child.gradcheck.arrays import dtype_name, to_mlx, to_numpy
-from mgradcheck.child.gradcheck.graphs import Graph, graph
+from mgradcheck.child.gradcheck.graphs import Graph, graph, joined
 from mgradcheck.child.gradcheck.point import Point, pad
 from mgradcheck.child.gradcheck_spec import FLOATS, INTEGERS
 
@@ -326,7 +326,8 @@ def shapeless(point: Point, full: tuple[int, ...]) -> None:
         "shapeless compiled vjp", full, partial(sv, *point.xs, *point.cotangents), "shapeless"
     )
     names = point.run.names
-    traced = {"primal": graph(f, list(point.xs)), "vjp": graph(vjp, [*point.xs, *point.cotangents])}
+    primal = graph(f, list(point.xs))
+    traced = {"primal": primal, "vjp": joined(primal, graph(vjp, [*point.xs, *point.cotangents]))}
     # The shapes each compiled function was called at before: a replay can depend on them.
     before: dict[str, list[dict[str, list[int]]]] = {"primal": [], "vjp": []}
     for variant, new in _shapes(point):
@@ -372,7 +373,10 @@ def shapeless(point: Point, full: tuple[int, ...]) -> None:
                 reference=True,
             )
             called = {**repro, "path": what, "called_before": list(before[what])}
-            point.excuse = _conditional(traced[what], graph(g, [*xs, *extra]))
+            here = graph(g, [*xs, *extra])
+            point.excuse = _conditional(
+                traced[what], here if what == "primal" else joined(graph(f, xs), here)
+            )
             try:
                 got = point.attempt(
                     label, full, partial(compiled, *xs, *extra), "shapeless", called
