@@ -14,7 +14,8 @@ of its own (a fresh $MGRADCHECK_CACHE, so the first pass builds every kernel):
      sweep starts) (target <= 1.2 with durations);
   3. isolation: the catalogue with -j 1 and no shrinking against the same runs
      one after another in one process, without children (target <= 1.3x),
-     both from the same warm kernels.
+     both from the same warm kernels; both leave out the cases that crashed or
+     hung in the warm pass, since one process cannot survive them.
 """
 
 from __future__ import annotations
@@ -77,11 +78,14 @@ def main() -> None:
     parser.add_argument("--shards", default="2,4", help="Shard counts to measure (default 2,4).")
     parser.add_argument("--skip", action="append", default=[], choices=("shards", "isolation"))
     parser.add_argument("--keep", type=Path, help="Keep the reports in this directory.")
+    parser.add_argument(
+        "--cache", type=Path, help="Use this cache (an earlier run's: its first pass is warm)."
+    )
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="mgradcheck-bench-"))
     reports = args.keep or work / "reports"
     reports.mkdir(parents=True, exist_ok=True)
-    os.environ["MGRADCHECK_CACHE"] = str(work / "cache")  # cold: nothing built yet
+    os.environ["MGRADCHECK_CACHE"] = str(args.cache or work / "cache")  # new: cold
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     select = [a for p in args.ops for a in ("--ops", p)]
 
@@ -114,6 +118,7 @@ def main() -> None:
             f"{built} kernels built; {len(report['results'])} runs, "
             f"{len(report['findings'])} findings; start-up {startup:.1f} s")  # fmt: skip
     warm_startup = whole["warm"] - report["seconds"]
+    died = {r["case"] for r in report["results"] if r["status"] in ("crash", "timeout")}
     work_whole = whole["warm"] - warm_startup
 
     if "shards" not in args.skip:
@@ -138,10 +143,12 @@ def main() -> None:
 
     if "isolation" not in args.skip:
         plain = SweepOptions(patterns=tuple(args.ops), shrink=False, budget=10_000, jobs=1)
-        children = sweep(command, mlx, plain).seconds
-        row("catalogue -j1, no shrinking, in children", children)
+        survived = [c for c in cases if c.id not in died]
+        children = sweep(command, mlx, plain, cases=survived).seconds
+        row(f"catalogue -j1, no shrinking, in children ({len(died)} cases out)", children)
         with own_tmpdir(kernels, work) as tmp:  # the same warm kernels, as a child gets them
-            one = in_one_process([dict(t.spec) for t in plan(plain)[1]], {**command.env(), **tmp})
+            specs = [dict(t.spec) for t in plan(plain, survived)[1]]
+            one = in_one_process(specs, {**command.env(), **tmp})
         row("the same runs in one process", one, f"isolation {children / one:.2f}x")
 
     print(f"\nwarm default sweep: {whole['warm']:.0f} s (target <= 600 s on 2 cores)")

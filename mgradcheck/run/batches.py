@@ -52,6 +52,9 @@ class Finished:
     run: Observation  # the child's: the item's own when it ran alone, else its batch's
     alone: bool
     note: str = ""  # why it ran alone: its batch's child died in it
+    # Its part of its child's time outside every item's "done" line (start-up, imports), so
+    # that items' times add up to what their children took.
+    share: float = 0.0
 
 
 # The code a child runs for these items (their positions), logging each to the path it
@@ -192,10 +195,13 @@ class BatchRunner:
                     on_finished(Finished(index, lines[position], run, False, batch.note))
             return []
         alone = len(batch.items) == 1
+        share = _share(run.duration, [lines[p] for p in range(len(batch.items)) if p in lines])
         left: list[int] = []
         for position, index in enumerate(batch.items):
             if position in lines or alone:
-                on_finished(Finished(index, lines.get(position), run, alone, batch.note))
+                line = lines.get(position)
+                part = share if line is not None else 0.0
+                on_finished(Finished(index, line, run, alone, batch.note, part))
             else:
                 left.append(index)
         if not left:
@@ -215,3 +221,10 @@ class BatchRunner:
 
 
 __all__ = ["BatchCode", "BatchRunner", "Finished", "read_log"]
+
+
+def _share(duration: float, lines: Sequence[Mapping[str, Any]]) -> float:
+    """Each finished item's even part of a child's time outside their "done" lines."""
+    spent = [line.get("duration") for line in lines]
+    inside = sum(float(d) for d in spent if isinstance(d, (int, float)))
+    return max(duration - inside, 0.0) / len(lines) if lines else 0.0

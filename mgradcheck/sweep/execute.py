@@ -159,14 +159,15 @@ def from_observation(task: Task, run: Observation) -> CaseResult:
 def from_finished(task: Task, item: Finished) -> CaseResult:
     """A case's result: its "done" line when its child wrote one, else its child's end.
 
-    Its time is its "done" line's (the case alone, without its child's start), else, when it
-    ran alone, its child's.
+    Its time is its "done" line's with its part of its child's start-up (so that the times
+    of a sweep's cases add up to what its children took), else, when it ran alone, its
+    child's.
     """
     line = item.line
     result = from_line(task, line) if line is not None else from_observation(task, item.run)
     result.note = item.note
     if line is not None and isinstance(line.get("duration"), (int, float)):
-        result.seconds = float(line["duration"])
+        result.seconds = float(line["duration"]) + item.share
     elif item.alone and result.status is not Status.NOT_RUN:
         result.seconds = item.run.duration
     return result

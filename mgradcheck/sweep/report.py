@@ -23,15 +23,13 @@ def render(report: SweepReport) -> str:
         confirmed = {True: " (reproduces)", False: " (DID NOT REPRODUCE)", None: ""}[
             finding.reproduced
         ]
-        known = (
-            f" (by design: {finding.known})"
+        label, known = (
+            ("BY DESIGN", f" (documented: {finding.known})")
             if finding.by_design
-            else f" (known: {finding.known})"
-            if finding.known
-            else ""
+            else ("FINDING", f" (known: {finding.known})" if finding.known else "")
         )
         lines.append(
-            f"  FINDING {finding.group.title}: {count(len(finding.group.results), 'run')}"
+            f"  {label} {finding.group.title}: {count(len(finding.group.results), 'run')}"
             f"{known}{where}{confirmed}"
         )
         lines.append(f"      {_detail(finding)}")

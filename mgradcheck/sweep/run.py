@@ -72,6 +72,7 @@ class FindingReport:
             "shrunk": dict(self.shrunk.spec),
             "shrink_steps": self.shrunk.steps,
             "shrink_stopped": self.shrunk.stopped,  # "" unless the budget or an interrupt cut it
+            "shrink_seconds": round(self.shrunk.seconds, 3),
             "evidence": self.shrunk.result.to_json(),
             "emitted": str(self.path) if self.path else None,
             "reproduced": self.reproduced,

@@ -133,11 +133,18 @@ def merge(
 
 
 def durations(data: Mapping[str, Any]) -> dict[str, float]:
-    """Case id -> the seconds of its runs, where the report records them (``seconds``)."""
+    """Case id -> the seconds of its runs, where the report records them (``seconds``), and
+    of shrinking the findings it was the simplest failing case of (``shrink_seconds``): the
+    shard that holds its operation finds and shrinks them."""
     found: dict[str, float] = defaultdict(float)
     for result in data.get("results", []):
         if isinstance(result.get("seconds"), (int, float)):
             found[str(result["case"])] += float(result["seconds"])
+    for finding in data.get("findings", []):
+        shrinking = finding.get("shrink_seconds")
+        case = (finding.get("evidence") or {}).get("case")
+        if isinstance(shrinking, (int, float)) and isinstance(case, str) and case in found:
+            found[case] += float(shrinking)
     return dict(found)
 
 
@@ -156,12 +163,21 @@ def summary(data: Mapping[str, Any], limit: int = GITHUB_LIMIT) -> str:
         "",
     ]
     if findings:
-        lines += ["| finding | runs | confirmed | emitted |", "|---|---|---|---|"]
+        lines += [
+            "| finding | runs | in the corpus | confirmed | emitted |",
+            "|---|---|---|---|---|",
+        ]
     size = sum(len(line.encode("utf-8")) + 1 for line in lines)
     for shown, finding in enumerate(findings):
         confirmed = {True: "reproduces", False: "**did not reproduce**", None: ""}
+        known = str(finding.get("known") or "")
+        corpus = (
+            f"by design: `{known}`"
+            if finding.get("by_design")
+            else (f"`{known}`" if known else "new")
+        )
         row = (
-            f"| {cell(str(finding['title']))} | {len(finding['cases'])} | "
+            f"| {cell(str(finding['title']))} | {len(finding['cases'])} | {cell(corpus)} | "
             f"{confirmed.get(finding.get('reproduced'), '')} | {cell(finding.get('emitted') or '')} |"
         )
         if size + len(row.encode("utf-8")) + 200 > limit:

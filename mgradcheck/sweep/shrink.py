@@ -38,6 +38,7 @@ class Shrunk:
     result: CaseResult  # the smallest run that still fails
     steps: list[str] = field(default_factory=list)
     stopped: str = ""  # why shrinking stopped before its last step ("out of time", ...), if it did
+    seconds: float = 0.0  # what its candidates' runs took (with their share of their children)
 
     @property
     def spec(self) -> Mapping[str, Any]:
@@ -162,6 +163,7 @@ class _Shrinking:
         self.best = Shrunk(group.representative())
         self.steps = proposals(group)
         self.candidates: list[tuple[str, Spec]] = []
+        self.seconds = 0.0  # what the candidates it proposed first took
 
     def propose(self) -> bool:
         """Take the next step that proposes something; False when none is left."""
@@ -206,14 +208,15 @@ def shrink_all(
             _stop(left, "out of time", progress)
             break
         step += 1
-        tasks, groups_of = _candidates(left, ran)
+        tasks, groups_of, owners = _candidates(left, ran)
         progress.status(
             f"step {step}: {count(len(tasks), 'candidate')} for {count(len(left), 'finding')}"
         )
         runs = executor.run(tasks, deadline, group=groups_of) if tasks else []
-        for task, run in zip(tasks, runs, strict=True):
+        for task, run, owner in zip(tasks, runs, owners, strict=True):
             if run.status is not Status.NOT_RUN:
                 ran[_key(task.spec)] = run
+                owner.seconds += run.seconds or 0.0
         for state in left:
             state.keep([ran.get(_key(spec)) for _, spec in state.candidates])
         if executor.interrupted is not None:
@@ -223,16 +226,20 @@ def shrink_all(
         cut = [s for s in left if any(_key(spec) not in ran for _, spec in s.candidates)]
         _stop(cut, "out of time", progress)
         left = [s for s in left if s not in cut]
+    for state in states:
+        state.best.seconds = state.seconds
     return [state.best for state in states]
 
 
 def _candidates(
     left: Sequence[_Shrinking], ran: Mapping[str, CaseResult]
-) -> tuple[list[Task], list[str]]:
-    """The candidates of this round not run yet, each once, and the group of each (its
-    operation's, to share children; its own, for a crash's or a hang's)."""
+) -> tuple[list[Task], list[str], list[_Shrinking]]:
+    """The candidates of this round not run yet, each once, the group of each (its
+    operation's, to share children; its own, for a crash's or a hang's), and the finding
+    that proposed it first."""
     tasks: list[Task] = []
     groups_of: list[str] = []
+    owners: list[_Shrinking] = []
     seen: set[str] = set()
     for state in left:
         alone = state.group.kind in ("crash", "timeout")
@@ -243,7 +250,8 @@ def _candidates(
             seen.add(key)
             tasks.append(replace(state.best.result.task, spec=spec))
             groups_of.append(f"{len(tasks)}" if alone else f"op {state.group.op}")
-    return tasks, groups_of
+            owners.append(state)
+    return tasks, groups_of, owners
 
 
 def _done(state: _Shrinking, progress: Progress) -> None:

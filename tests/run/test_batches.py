@@ -183,3 +183,18 @@ def test_a_stopped_run_keeps_what_its_batches_finished() -> None:
     assert engine.run(2, finished.append, watch) is None
     (item,) = finished
     assert item.index == 0 and item.line is not None and item.run.outcome is Outcome.NOT_RUN
+
+
+def test_items_times_add_up_to_their_child_s_with_its_start_up_shared() -> None:
+    # The done lines hold no duration here: the whole child's time is start-up, shared evenly.
+    items = run(["ok", "ok", "ok"], size=3)
+    child = items[0].run.duration
+    assert child > 0 and all(f.run is items[0].run for f in items)
+    assert [f.share for f in items] == pytest.approx([child / 3] * 3)
+    assert sum(f.share for f in items) == pytest.approx(child)
+
+
+def test_an_item_re_run_alone_has_its_own_child_and_no_share() -> None:
+    items = run(["ok", "crash", "ok"], size=3)
+    assert items[1].alone and items[1].share == 0.0  # its time is its own child's
+    assert items[0].share > 0.0

@@ -125,7 +125,7 @@ def test_the_report_names_each_finding_s_entry_and_counts_causes() -> None:
     assert "  FINDING sum: crash: 1 run (known: shapeless-reduction-to-size1-crash)" in lines
     assert "  FINDING mean: crash: 1 run (known: shapeless-reduction-to-size1-crash)" in lines
     assert (
-        "  FINDING divmod: wrong-value (jvp): 1 run (by design: divmod-remainder-zero-derivative)"
+        "  BY DESIGN divmod: wrong-value (jvp): 1 run (documented: divmod-remainder-zero-derivative)"
         in lines
     )
     assert "  FINDING cumsum: wrong-value (jvp): 1 run" in lines

@@ -176,6 +176,17 @@ def test_a_real_sweeps_shards_merge_into_the_unsharded_report(tmp_path: Path) ->
     assert same(got) == same(expected)
 
 
+def test_durations_charge_a_finding_s_shrinking_to_the_case_it_was_found_in() -> None:
+    data = {
+        "results": [
+            {"case": "sin", "seconds": 1.0}, {"case": "sin", "seconds": 0.5},
+            {"case": "cos", "seconds": 2.0}, {"case": "tan", "seconds": None},
+        ],
+        "findings": [{"evidence": {"case": "sin"}, "shrink_seconds": 4.0}],
+    }  # fmt: skip
+    assert shards.durations(data) == {"sin": 5.5, "cos": 2.0}
+
+
 @pytest.mark.mlx
 def test_a_real_sweep_times_each_run_and_its_durations_deal_its_shards(tmp_path: Path) -> None:
     """Each run's seconds, from its child's "done" line, are what 'report durations' writes and

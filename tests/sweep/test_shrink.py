@@ -7,6 +7,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import pytest
+
 from mgradcheck.sweep.catalogue import Case, arr
 from mgradcheck.sweep.execute import CaseResult, Executor, Status, Task
 from mgradcheck.sweep.findings import Group
@@ -139,3 +141,17 @@ def test_each_finding_says_what_was_found_and_where_to_see_it_all() -> None:
     crash = lines[lines.index(next(x for x in lines if x.startswith("  FINDING sin: crash"))) + 1]
     assert crash == "      sin [float32] at (1,): SIGSEGV"
     assert any("--json FILE" in x and "--emit DIR" in x for x in lines)
+
+
+def test_each_finding_records_what_its_candidates_took() -> None:
+    def timed(task: Task) -> CaseResult:
+        result = wrong_jvp(task)
+        result.seconds = 0.5
+        return result
+
+    fake = Fake(timed)
+    shrunk = shrink_all(groups(), fake)
+    ran = sum(len(tasks) for tasks, _ in fake.calls)
+    # Each candidate is charged once, to the finding that proposed it first.
+    assert sum(s.seconds for s in shrunk) == pytest.approx(0.5 * ran)
+    assert all(s.seconds > 0 for s in shrunk[:1])
