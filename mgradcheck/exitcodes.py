@@ -18,7 +18,6 @@ class ExitCode(enum.IntEnum):
     )
     HARNESS = 4  # mgradcheck's own bug, never an MLX one
     INTERRUPTED = 128 + signal.SIGINT
-    TERMINATED = 128 + signal.SIGTERM
 
     @classmethod
     def for_signal(cls, signum: int) -> int:

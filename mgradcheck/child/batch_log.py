@@ -12,15 +12,15 @@ every descriptor it did not open (``os.closerange(3, 256)``) or reuse their numb
 When descriptor N is no longer the log, the parent's own copy is opened again
 through ``/proc/<parent>/fd/N`` (Linux), as the bootstrap does for the result.
 
-Standard library only, and nothing of ours but the bootstrap: this runs under
-whatever Python the user points mgradcheck at.
+Standard library only, and nothing of ours but :mod:`mgradcheck.child.descriptors`:
+this runs under whatever Python the user points mgradcheck at.
 """
 
 from __future__ import annotations
 
 import os
 
-from mgradcheck.child.bootstrap import identity, passed_fd, reopen
+from mgradcheck.child.descriptors import identity, passed_fd, reopen
 
 _APPEND = os.O_WRONLY | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
 

@@ -47,7 +47,7 @@ from mgradcheck.run.runner import Job, JobRun, Runner, RunOptions, watched
 class Finished:
     """One item's end: its own "done" line when its child wrote one, and its child's observation."""
 
-    index: int  # the item's position in the sequence given to run
+    index: int  # which item, 0..count-1 as given to run
     line: Mapping[str, Any] | None
     run: Observation  # the child's: the item's own when it ran alone, else its batch's
     alone: bool

@@ -29,94 +29,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from mgradcheck.suites.assertions import ENTRY_NAMES, EQUAL, PRELUDE, RELATIONS
+from mgradcheck.suites.bindings import ParsedModule, free_names
 from mgradcheck.suites.source import Source, first_line
 
-# Names a corpus entry's code finds bound when it runs (see child/bootstrap.py).
-ENTRY_NAMES = frozenset(
-    {"mx", "np", "CheckFailed", "assert_close", "assert_dtype", "assert_shape", "assert_true"}
-)
-
-# The functions an entry gets for unittest assertions without a check helper of their own.
-PRELUDE = {
-    "assert_equal": '''
-def assert_equal(first, second, msg=None, what="value"):
-    """unittest's assertEqual."""
-    if not first == second:
-        raise CheckFailed(msg or f"{what}: observed {first!r}, expected {second!r}")
-''',
-    "assert_not_equal": '''
-def assert_not_equal(first, second, msg=None, what="value"):
-    """unittest's assertNotEqual."""
-    if not first != second:
-        raise CheckFailed(msg or f"{what}: observed {first!r}, expected anything else")
-''',
-    "assert_that": '''
-def assert_that(first, second, relation, holds, msg=None, what="value"):
-    """unittest's assertIs, assertIn, assertGreater and the like."""
-    if not holds:
-        raise CheckFailed(msg or f"{what}: expected {first!r} {relation} {second!r}")
-''',
-    "assert_raises": '''
-class assert_raises:
-    """unittest's assertRaises and assertRaisesRegex, as a context manager or a call."""
-
-    def __init__(self, expected, *call, pattern=None, msg=None, **kwargs):
-        self.expected, self.pattern, self.exception = expected, pattern, None
-        if call:
-            with self:
-                call[0](*call[1:], **kwargs)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, kind, value, tb):
-        import re
-
-        name = getattr(self.expected, "__name__", None) or str(self.expected)
-        if kind is None:
-            raise CheckFailed(f"{name} not raised")
-        if not issubclass(kind, self.expected):
-            return False
-        if self.pattern is not None and not re.search(self.pattern, str(value)):
-            raise CheckFailed(f"{name} raised, but {str(value)!r} does not match {self.pattern!r}")
-        self.exception = value
-        return True
-''',
-    "fail": '''
-def fail(msg=None):
-    """unittest's fail."""
-    raise CheckFailed(msg or "failed")
-''',
-    "subtest": '''
-class subtest:
-    """unittest's subTest: a failure inside names the subtest."""
-
-    def __init__(self, msg=None, **params):
-        parts = ([f"[{msg}]"] if msg is not None else []) + [f"({k}={v!r})" for k, v in params.items()]
-        self.label = " ".join(parts)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, kind, value, tb):
-        if kind is not None and issubclass(kind, AssertionError):
-            raise CheckFailed(f"{self.label}: {value}") from value
-        return False
-''',
-}
-
-_EQUAL = {"assertEqual", "assertEquals", "assertListEqual", "assertTupleEqual",
-          "assertDictEqual", "assertSetEqual", "assertSequenceEqual"}  # fmt: skip
-_RELATIONS: dict[str, tuple[str, ast.cmpop]] = {
-    "assertIs": ("is", ast.Is()),
-    "assertIsNot": ("is not", ast.IsNot()),
-    "assertIn": ("in", ast.In()),
-    "assertNotIn": ("not in", ast.NotIn()),
-    "assertGreater": (">", ast.Gt()),
-    "assertGreaterEqual": (">=", ast.GtE()),
-    "assertLess": ("<", ast.Lt()),
-    "assertLessEqual": ("<=", ast.LtE()),
-}
 Function = ast.FunctionDef | ast.AsyncFunctionDef
 
 
@@ -152,70 +68,18 @@ def _refuse_self(node: ast.AST) -> None:
         raise NotInlinable("uses self other than to call its methods")
 
 
-def bound_names(stmt: ast.stmt) -> set[str]:
-    """The module-level names a statement binds."""
-    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-        return {a.asname or a.name.split(".")[0] for a in stmt.names}
-    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return {stmt.name}
-    return _stored(ast.walk(stmt))
-
-
-def _stored(nodes: Iterable[ast.AST]) -> set[str]:
-    found = set()
-    for node in nodes:
-        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-            found.add(node.id)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            found.add(node.name)
-        elif isinstance(node, ast.alias):
-            found.add(node.asname or node.name.split(".")[0])
-        elif isinstance(node, ast.arg):
-            found.add(node.arg)
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            found.add(node.name)
-    return found
-
-
-def free_names(roots: Iterable[ast.AST]) -> set[str]:
-    """Names read and bound nowhere in ``roots`` (bound anywhere in them counts, generously)."""
-    nodes = [n for root in roots for n in ast.walk(root)]
-    loaded = {n.id for n in nodes if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-    return loaded - _stored(nodes)
-
-
-class _Module:
-    """A parsed module and its top-level bindings (its ``if __name__ == ...`` block left out)."""
-
-    def __init__(self, source: Source) -> None:
-        self.source = source
-        self.lines = source.text.splitlines(keepends=True)
-        self.bindings: dict[str, ast.stmt] = {}
-        for stmt in source.tree.body:
-            if isinstance(stmt, ast.If) and "__name__" in ast.unparse(stmt.test):
-                continue
-            for name in bound_names(stmt):
-                self.bindings[name] = stmt
-
-    def segment(self, node: ast.stmt) -> str:
-        """A statement's source, a function's or class's decorators included (a dropped
-        ``@mx.compile`` would change the test)."""
-        start, end = first_line(node), node.end_lineno or node.lineno
-        return textwrap.dedent("".join(self.lines[start - 1 : end]))
-
-
 class _Inliner:
-    def __init__(self, module: _Module, cls: str, sources: dict[Path, Source]) -> None:
+    def __init__(self, module: ParsedModule, cls: str, sources: dict[Path, Source]) -> None:
         self.module = module
         self.cls = cls
         self.sources = sources
-        self.methods: dict[str, tuple[Function, _Module]] = {}
+        self.methods: dict[str, tuple[Function, ParsedModule]] = {}
         self._gather(module, module.source.classes[cls], set())
         self.prelude: dict[str, str] = {}
         self.helpers: dict[str, str] = {}  # name -> source, in the order first needed
-        self.helper_nodes: list[tuple[Function, _Module]] = []
+        self.helper_nodes: list[tuple[Function, ParsedModule]] = []
 
-    def _gather(self, module: _Module, node: ast.ClassDef, seen: set[str]) -> None:
+    def _gather(self, module: ParsedModule, node: ast.ClassDef, seen: set[str]) -> None:
         """The methods of the class and its bases (in this module or beside it), nearest last."""
         for base in node.bases:
             name = ast.unparse(base)
@@ -231,7 +95,7 @@ class _Inliner:
                     path = path.resolve()
                     if path not in self.sources:
                         self.sources[path] = Source.parse(path)
-                    other = _Module(self.sources[path])
+                    other = ParsedModule(self.sources[path])
                     if attr in other.source.classes:
                         self._gather(other, other.source.classes[attr], seen)
         for item in node.body:
@@ -269,11 +133,11 @@ class _Inliner:
             what = ast.keyword("what", msg if msg is not None else label)
             close = [ast.keyword("rtol", ast.Constant(0)), ast.keyword("atol", atol), what]
             return _call("assert_close", args[:2], close)
-        if method in _EQUAL or method in ("assertNotEqual", "assertNotEquals"):
-            name = "assert_equal" if method in _EQUAL else "assert_not_equal"
+        if method in EQUAL or method in ("assertNotEqual", "assertNotEquals"):
+            name = "assert_equal" if method in EQUAL else "assert_not_equal"
             self.prelude[name] = PRELUDE[name]
             return _call(name, args[:2], named)
-        if method in _RELATIONS or method in ("assertIsNone", "assertIsNotNone"):
+        if method in RELATIONS or method in ("assertIsNone", "assertIsNotNone"):
             return self._relation(method, args, named)
         if method in ("assertIsInstance", "assertNotIsInstance"):
             self.prelude["assert_that"] = PRELUDE["assert_that"]
@@ -307,7 +171,7 @@ class _Inliner:
             args = [args[0], ast.Constant(None)]
         if len(args) < 2:
             raise NotInlinable(f"self.{method} with too few arguments")
-        relation, operator = _RELATIONS[method]
+        relation, operator = RELATIONS[method]
         first, second = ast.Name("_first", ast.Load()), ast.Name("_second", ast.Load())
         holds = ast.Compare(first, [operator], [second])
         check = _call("assert_that", [first, second, ast.Constant(relation), holds], named)
@@ -340,7 +204,7 @@ class _Inliner:
 
     # --- one function's source -----------------------------------------------------------
 
-    def body_source(self, func: Function, module: _Module) -> tuple[str, str | None]:
+    def body_source(self, func: Function, module: ParsedModule) -> tuple[str, str | None]:
         """The function's body, its ``self`` calls rewritten, dedented; and its docstring."""
         docstring = ast.get_docstring(func)
         body = func.body[1:] if docstring is not None else list(func.body)
@@ -396,7 +260,9 @@ class _Inliner:
 
     # --- the module-level names it needs ---------------------------------------------------
 
-    def needed(self, module: _Module, roots: Iterable[ast.AST], known: set[str]) -> list[ast.stmt]:
+    def needed(
+        self, module: ParsedModule, roots: Iterable[ast.AST], known: set[str]
+    ) -> list[ast.stmt]:
         """Module-level statements binding what ``roots`` read, and what those read, in order."""
         chosen: list[ast.stmt] = []
         todo = sorted(free_names(roots) - known)
@@ -482,7 +348,7 @@ def inline(
     """The test ``cls.name`` of ``source`` as code that runs as a corpus entry."""
     if cls is None or cls not in source.classes:
         raise NotInlinable("not a method of a unittest class: only those are harvested")
-    return _Inliner(_Module(source), cls, sources if sources is not None else {}).code(name)
+    return _Inliner(ParsedModule(source), cls, sources if sources is not None else {}).code(name)
 
 
 __all__ = ["Inlined", "NotInlinable", "inline"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mgradcheck.sweep.script import SPECIAL, Script
+from mgradcheck.sweep.script_derivatives import SPECIAL, Script
 
 VIEWS = {
     "transposed": "mx.swapaxes(like(x, np.ascontiguousarray(np.swapaxes(as_np(x), -1, -2))), -1, -2)",

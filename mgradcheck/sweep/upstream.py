@@ -46,10 +46,6 @@ class Issue:
     environment: Environment
     releases: tuple[Judged, ...]
 
-    @property
-    def reproduces(self) -> list[str]:
-        return [str(j.version) for j in self.releases if j.state is State.BAD]
-
 
 def default_releases(versions: Sequence[Version], entry: Entry) -> list[Version]:
     """The newest release of each of the newest minor series, and the release that found the bug."""

@@ -11,6 +11,7 @@ import numpy as np
 
 from mgradcheck.child.checks import CheckFailed
 from mgradcheck.child.gradcheck.arrays import Arg, as_arg, dtype_name
+from mgradcheck.child.gradcheck.at_point import check_at
 from mgradcheck.child.gradcheck.point import NotChecked, Point, Run
 from mgradcheck.child.gradcheck.report import Result
 from mgradcheck.child.gradcheck_spec import CHECKS, DEFAULT_CHECKS, FLOATS
@@ -85,13 +86,13 @@ def _check_point(run: Run, dtype: str, point: int, seeds: list[int]) -> None:
     """
     findings = run.result.findings
     before = len(findings)
-    Point(run, dtype, point, np.random.default_rng(seeds)).check()
+    check_at(Point(run, dtype, point, np.random.default_rng(seeds)))
     if len(findings) == before:
         return
     found = findings[before:]
     del findings[before:]
     try:
-        Point(run, dtype, point, np.random.default_rng(seeds), jitter=True).check()
+        check_at(Point(run, dtype, point, np.random.default_rng(seeds), jitter=True))
     except NotChecked:
         pass  # inconclusive: keep what the point itself showed
     else:

@@ -4,8 +4,8 @@ A :class:`Point` draws (or takes) the arguments, evaluates the function in the
 dtype under test and in float64 on the CPU, and compares first-order
 derivatives: jvp against finite differences, vjp against both through the
 inner product, every subset of traced arguments against all traced, and the
-shapes and dtypes of tangents and cotangents. The compiled and second-order
-paths are in :mod:`.transforms`.
+shapes and dtypes of tangents and cotangents. The order they run in, and the
+transformed paths after them, are in :mod:`.at_point`.
 """
 
 from __future__ import annotations
@@ -23,10 +23,8 @@ from mgradcheck.child.gradcheck.arrays import Arg, dtype_name, outputs, to_mlx, 
 from mgradcheck.child.gradcheck.numerics import (
     RTOL,
     Function64,
-    close,
     fmt,
     mismatch,
-    rms,
     special_mismatch,
 )
 from mgradcheck.child.gradcheck.report import Finding, Result
@@ -332,61 +330,3 @@ class Point:
     def tangent(self, i: int) -> Any:
         x = np.abs(self.x64[i])
         return to_mlx(self.rng.standard_normal(x.shape) * np.maximum(1.0, x), self.dts[i])
-
-    # -- the checks ------------------------------------------------------
-    def check(self) -> None:
-        from mgradcheck.child.gradcheck import first_order, transforms  # they build on Point
-
-        run = self.run
-        if not self.traced:
-            raise NotChecked("no differentiable argument", retry=False)
-        if trace is not None:
-            values = json.dumps({"dtype": self.dtype, "values": [v.tolist() for v in self.x64]})
-            print(f"gradcheck: values {values}", file=trace, flush=True)
-        try:
-            outs = outputs(run.fn(*self.xs))
-            mx.eval(outs)
-        except Exception as exc:
-            if UNSUPPORTED.search(str(exc)):
-                run.result.refuse(
-                    "primal", f"primal ({self.dtype})", f"{type(exc).__name__}: {exc}"
-                )
-                raise NotChecked("the primal is not supported", retry=False) from None
-            raise
-        self.floats = [k for k, o in enumerate(outs) if dtype_name(o.dtype) in FLOATS]
-        if not self.floats:
-            raise NotChecked("integer outputs only", retry=False)
-        primal = [to_numpy(o) for o in outs]
-        if not all(np.isfinite(primal[k]).all() for k in self.floats):
-            raise NotChecked("the primal has NaN or inf")
-        reference = self.reference()
-        expected = reference(self.x64)
-        for k in self.floats:
-            if (
-                not np.isfinite(expected[k]).all()
-                or not close(primal[k], expected[k], self.rtol, self.atol, rms(expected[k])).all()
-            ):
-                raise NotChecked(
-                    f"the {self.dtype} primal differs from float64 here (precision or a branch)"
-                )
-        self.outs = outs
-        self.cotangents = [
-            to_mlx(self.rng.standard_normal(o.shape), dtype_name(o.dtype))
-            if k in self.floats
-            else mx.zeros(o.shape, o.dtype)
-            for k, o in enumerate(outs)
-        ]
-        compared = False
-        for subset in subsets(self.traced, "subsets" in run.checks):
-            compared |= first_order.compare(self, subset, reference)
-        if not compared:
-            raise NotChecked(
-                "no output element is smooth along the direction drawn (a kink or a jump)"
-            )
-        # Once first order disagrees, the transformed paths only echo it (and on
-        # some releases they crash where eager merely gave a wrong number).
-        # They compare paths, not points: the first point checked is enough.
-        full = tuple(self.traced)
-        for name, path in transforms.paths() if not run.result.checked else ():
-            if name in run.checks and not self.found:
-                path(self, full)

@@ -130,19 +130,3 @@ def second_order(point: Point, full: tuple[int, ...]) -> None:
                 bad,
                 {"path": "grad of <grad, t>", "argument": name},
             )
-
-
-def paths() -> list[tuple[str, Callable[[Point, tuple[int, ...]], None]]]:
-    """Every transformed path after first order, by the check that asks for it, in order."""
-    from mgradcheck.child.gradcheck import layouts, vmapped, wrappers
-
-    return [
-        ("compile", compiled),
-        ("hessian", second_order),
-        ("vmap", vmapped.check),
-        ("views", layouts.views),
-        ("specials", layouts.specials),
-        ("shapeless", layouts.shapeless),
-        ("checkpoint", wrappers.checkpoint),
-        ("custom", wrappers.custom),
-    ]

@@ -20,6 +20,7 @@ from typing import Any
 import mlx.core as mx
 
 from mgradcheck.child.gradcheck.point import Point
+from mgradcheck.child.gradcheck.vmapped import BATCH, Vmapped
 
 VJP_SCALE, JVP_SCALE = 2.0, 3.0
 
@@ -88,8 +89,6 @@ def _custom(point: Point, full: tuple[int, ...], calls: dict[str, int]) -> Any:
 
 
 def custom(point: Point, full: tuple[int, ...]) -> None:
-    from mgradcheck.child.gradcheck.vmapped import BATCH, Vmapped
-
     calls = {"vjp": 0, "jvp": 0, "vmap": 0}
     f = _custom(point, full, calls)
     fn = point.fn_of(full, point.xs)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from mgradcheck.sweep.catalogue import NAMESPACES, Case
+from mgradcheck.sweep.catalogue.case import NAMESPACES, Case
 
 CONSTRUCTOR = "a constructor: no array argument to differentiate"
 FROM_SHAPE = "a constructor from another array's shape and dtype only: its derivative is zero"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from mgradcheck.sweep.catalogue import F32, POS, UNIT, Case, Input, M, arr, mask
+from mgradcheck.sweep.catalogue.case import F32, POS, UNIT, Case, Input, M, arr, mask
 
 UNARY: list[tuple[str, Input]] = [
     ("abs", M), ("negative", M), ("sign", M), ("square", M), ("sqrt", POS), ("rsqrt", POS),

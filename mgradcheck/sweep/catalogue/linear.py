@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from mgradcheck.sweep.catalogue import F32, Case, arr, literal, parts
+from mgradcheck.sweep.catalogue.case import F32, Case, arr, literal, parts
 
 SPD = "(x @ mx.swapaxes(x, -1, -2) + 3.0 * mx.eye(x.shape[-1]))"
 TRIL = "(mx.tril(x) + 3.0 * mx.eye(x.shape[-1]))"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from mgradcheck.sweep.catalogue import F32, Case, M, arr
+from mgradcheck.sweep.catalogue.case import F32, Case, M, arr
 
 
 def _reductions() -> Iterable[Case]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from mgradcheck.sweep.catalogue import F32, Case, Input, M, arr, literal, mask
+from mgradcheck.sweep.catalogue.case import F32, Case, Input, M, arr, literal, mask
 
 FIXED_SHAPE = ("shapeless",)
 

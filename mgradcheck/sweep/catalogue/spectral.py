@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from mgradcheck.sweep.catalogue import F32, Case, arr, parts
+from mgradcheck.sweep.catalogue.case import F32, Case, arr, parts
 
 
 def cases() -> Iterable[Case]:
