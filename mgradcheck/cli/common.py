@@ -16,13 +16,13 @@ import click
 from mgradcheck.cli.completion import entry_ids, release_versions, tags
 from mgradcheck.errors import MgradcheckError, ReleaseError, UsageError
 from mgradcheck.exitcodes import ExitCode
-from mgradcheck.releases import BACKENDS
+from mgradcheck.index import BACKENDS
 
 if TYPE_CHECKING:
     from packaging.version import Version
 
     from mgradcheck.releases.choice import Mlx
-    from mgradcheck.releases.runs import Settings
+    from mgradcheck.releases.settings import Settings
     from mgradcheck.run.child_process import ChildCommand
     from mgradcheck.run.display import Progress
     from mgradcheck.run.observation import Environment
@@ -164,7 +164,7 @@ def version_option(ctx: click.Context, param: click.Parameter, value: str | None
     """Checked at parse time: nothing runs with a version that is not plain PEP 440."""
     if value is None:
         return None
-    from mgradcheck.releases.index import parse_version
+    from mgradcheck.index.installable import parse_version
 
     try:
         return parse_version(value)
@@ -176,8 +176,8 @@ def release_or_commit(ctx: click.Context, param: click.Parameter, value: str | N
     """A release (a PEP 440 version), or a commit hash (seven or more hex digits)."""
     if value is None:
         return None
+    from mgradcheck.builds.commits import is_commit
     from mgradcheck.releases.choice import Commit, Release
-    from mgradcheck.releases.commits import is_commit
 
     if is_commit(value):
         return Commit(value)
@@ -190,9 +190,9 @@ def release_or_ref(ctx: click.Context, param: click.Parameter, value: str | None
     """For bisect's ends: a release, else a git tag or commit (checked like a revision)."""
     if value is None:
         return None
+    from mgradcheck.builds.commits import is_commit
+    from mgradcheck.index.installable import parse_version
     from mgradcheck.releases.choice import Commit, Release
-    from mgradcheck.releases.commits import is_commit
-    from mgradcheck.releases.index import parse_version
 
     if not is_commit(value):
         try:
@@ -213,7 +213,7 @@ def _mlx_repo(ctx: click.Context, param: click.Parameter, value: Path | None) ->
     """Checked at parse time, so a bisect does not find out after its releases have run."""
     if value is None:
         return None
-    from mgradcheck.releases.sources import git_dir
+    from mgradcheck.builds.sources import git_dir
 
     try:
         git_dir(value)
@@ -316,7 +316,7 @@ def open_target(
         from mgradcheck.run.stages import prepare
 
         return prepare(str(python) if python else sys.executable)
-    from mgradcheck.releases import runs
+    from mgradcheck.releases import on_release as runs
 
     assert settings is not None  # release_options makes them whenever --mlx is given
     return runs.open_target(python, release, settings, progress)
@@ -325,7 +325,7 @@ def open_target(
 def _index_url(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     if value is None:
         return None
-    from mgradcheck.releases.urls import check_index_url  # light: no index machinery
+    from mgradcheck.index.urls import check_index_url  # light: no index machinery
 
     try:
         return check_index_url(value)
@@ -356,7 +356,7 @@ def release_options(func: F) -> F:
         if kwargs.pop(_NO_RELEASE, False):
             kwargs["settings"] = None
         else:
-            from mgradcheck.releases.runs import Settings
+            from mgradcheck.releases.settings import Settings
 
             kwargs["settings"] = Settings.from_options(**given)
         return func(*args, **kwargs)

@@ -10,7 +10,7 @@ import click
 
 from mgradcheck.cli.common import CORPUS_OPTION, ID_ARGUMENT, TAG_OPTION, handle_errors
 from mgradcheck.exitcodes import describe
-from mgradcheck.releases import BACKENDS
+from mgradcheck.index import BACKENDS
 from mgradcheck.wording import count
 
 F = TypeVar("F", bound=Callable[..., Any])
