@@ -34,12 +34,12 @@ from pathlib import Path
 from packaging.version import Version
 
 from mgradcheck.corpus.entry import Entry
+from mgradcheck.envs import venvs
+from mgradcheck.index.installable import Source, Target, list_releases
 from mgradcheck.releases import bisect as bisecting
-from mgradcheck.releases import envs
 from mgradcheck.releases.bisection import Plan
-from mgradcheck.releases.index import Source, Target, list_releases
 from mgradcheck.releases.regress import State
-from mgradcheck.releases.runs import Settings
+from mgradcheck.releases.settings import Settings
 from mgradcheck.releases.store import ResultsStore
 from mgradcheck.run import stages as pipeline
 
@@ -63,13 +63,13 @@ def timed_bisect(entry: Entry, settings: Settings) -> tuple[bisecting.BisectResu
 
 
 def creation_time(
-    settings: Settings, installer: envs.Installer, version: Version, scratch: Path
+    settings: Settings, installer: venvs.Installer, version: Version, scratch: Path
 ) -> float:
     """Seconds to build one environment from nothing, in a fresh cache root."""
     os.environ["MGRADCHECK_CACHE"] = tempfile.mkdtemp(prefix=f"{installer.value}-", dir=scratch)
-    spec = envs.EnvSpec(version, settings.target, settings.source, installer)
+    spec = venvs.EnvSpec(version, settings.target, settings.source, installer)
     started = time.perf_counter()
-    with envs.using(spec) as env:
+    with venvs.using(spec) as env:
         assert not env.reused
     return time.perf_counter() - started
 
@@ -85,7 +85,7 @@ def main() -> int:
         settings = Settings(
             Target.current(),
             Source.from_options(),
-            envs.Installer.UV,
+            venvs.Installer.UV,
             ResultsStore(scratch / "results"),
         )
         releases = list_releases(settings.source, settings.target).versions
@@ -110,14 +110,14 @@ def main() -> int:
 
         version = releases[-1]
         times = {}
-        for installer in (envs.Installer.UV, envs.Installer.PIP):
+        for installer in (venvs.Installer.UV, venvs.Installer.PIP):
             first = creation_time(settings, installer, version, scratch)
             second = creation_time(settings, installer, version, scratch)
             times[installer] = second
             print(
                 f"env creation, mlx {version} with {installer.value}: {first:.1f} s first, {second:.1f} s again"
             )
-        ratio = times[envs.Installer.PIP] / times[envs.Installer.UV]
+        ratio = times[venvs.Installer.PIP] / times[venvs.Installer.UV]
         print(f"venv + pip / uv: {ratio:.1f}x (second builds)")
     return 0
 

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 # Only the standard library at import: the fake build backend of tests/fake_commits.py
 # imports this module inside a bare build environment.
 if TYPE_CHECKING:
-    from mgradcheck.releases.runs import Settings
+    from mgradcheck.releases.settings import Settings
     from mgradcheck.releases.store import ResultsStore
 
 FIXTURES = Path(__file__).parent / "fixtures" / "releases"
@@ -165,15 +165,15 @@ def wheel_dir(root: Path) -> Path:
 
 def settings(wheels: Path, store: ResultsStore | None = None, use_cached: bool = True) -> Settings:
     """Offline settings: only the wheel directory, built with uv."""
-    from mgradcheck.releases import envs
-    from mgradcheck.releases.index import Source, Target
-    from mgradcheck.releases.runs import Settings
+    from mgradcheck.envs import venvs
+    from mgradcheck.index.installable import Source, Target
+    from mgradcheck.releases.settings import Settings
     from mgradcheck.releases.store import ResultsStore
 
     return Settings(
         Target.current("cpu"),
         Source(None, wheels),
-        envs.Installer.UV,
+        venvs.Installer.UV,
         store=store or ResultsStore(),
         use_cached=use_cached,
     )

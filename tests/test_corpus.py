@@ -111,7 +111,7 @@ def test_bundled_corpus_on_the_releases_it_is_held_to(
 def test_bundled_corpus_on_the_newest_release(
     real_cache: Path, tmp_path: Path, installed_run: dict[str, Any]
 ) -> None:
-    from mgradcheck.releases.index import Source, Target, list_releases
+    from mgradcheck.index.installable import Source, Target, list_releases
 
     newest = list_releases(Source.from_options(), Target.current()).versions[-1]
     assert newest >= Version(HELD_TO[-1])

@@ -13,7 +13,7 @@ import pytest
 from packaging.requirements import Requirement
 
 from mgradcheck import __version__
-from mgradcheck.releases.envs import find_uv
+from mgradcheck.envs.venvs import find_uv
 from tests.conftest import BEHAVIOURS, MINIMAL, write_entry
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -30,9 +30,9 @@ from packaging.version import Version
 import mgradcheck
 from mgradcheck.cli import cli
 from mgradcheck.corpus.loader import load
+from mgradcheck.envs import inventory, venvs
+from mgradcheck.index.installable import Target
 from mgradcheck.paths import cache_root
-from mgradcheck.releases import envs
-from mgradcheck.releases.index import Target
 from mgradcheck.releases.store import ProbeKey, ResultsStore, StoredRuns
 from mgradcheck.reports import json_report
 from tests import builders, fake_mlx
@@ -167,14 +167,14 @@ os.execv(REAL, [REAL, *sys.argv[1:]])
 @pytest.fixture
 def hanging_uv(tmp_path: Path) -> tuple[dict[str, str], Path]:
     """The environment that makes mgradcheck use the hanging uv, and the file it writes once hanging."""
-    real = envs.find_uv()
+    real = venvs.find_uv()
     if real is None:
         pytest.skip("needs uv")
     ready = tmp_path / "uv-ready"
     script = tmp_path / "hanging-uv"
     script.write_text(f"#!{sys.executable}\nREADY = {str(ready)!r}\nREAL = {real!r}\n{HANGING_UV}")
     script.chmod(0o755)
-    shim = tmp_path / "shim" / "uv"  # envs.find_uv asks the uv package first
+    shim = tmp_path / "shim" / "uv"  # venvs.find_uv asks the uv package first
     shim.mkdir(parents=True)
     (shim / "__init__.py").write_text(f"def find_uv_bin():\n    return {str(script)!r}\n")
     path = os.pathsep.join(p for p in (str(shim.parent), os.environ.get("PYTHONPATH")) if p)
@@ -242,9 +242,12 @@ def test_an_interrupted_install_stops_the_installer_and_is_rebuilt_later(
     assert "interrupted" in hung.stderr and "Traceback" not in hung.stderr
     assert survivors([installer, grandchild]) == []
 
-    (env,) = envs.scan()[0]
-    assert (env.version, env.state) == (version, envs.State.INCOMPLETE)  # not usable, not "failed"
-    assert not (env.path / envs.COMPLETE).exists() and not (env.path / envs.FAILED).exists()
+    (env,) = inventory.scan()[0]
+    assert (env.version, env.state) == (
+        version,
+        inventory.State.INCOMPLETE,
+    )  # not usable, not "failed"
+    assert not (env.path / venvs.COMPLETE).exists() and not (env.path / venvs.FAILED).exists()
     if command == "matrix":
         data = json.loads(report.read_text())  # the partial matrix: what finished (nothing)
         assert data["interrupted"] is True
@@ -255,7 +258,7 @@ def test_an_interrupted_install_stops_the_installer_and_is_rebuilt_later(
     again = mgradcheck_run("envs", "path", version, "-q", *where)
     assert again.returncode == 0, again.stderr
     assert Path(again.stdout.strip()) == env.path / "venv"  # the same environment, built anew
-    assert envs.is_ready(env.path) and installed_mlx(env.path / "venv") == version
+    assert venvs.is_ready(env.path) and installed_mlx(env.path / "venv") == version
 
 
 # --- interrupt during a bisect probe, then resume from the results store -----------------------
@@ -330,11 +333,11 @@ def test_an_interrupted_bisect_stops_its_probe_and_resumes_from_the_store(
 
 def assert_cache_whole(cache: Path, judged: set[tuple[str, str]]) -> None:
     """No half-built environment, no temporary file, every stored result readable, none lost."""
-    ours, foreign = envs.scan()
+    ours, foreign = inventory.scan()
     assert foreign == []
     for env in ours:
-        assert env.state in (envs.State.READY, envs.State.FAILED), (env.path, env.state)
-        if env.state is envs.State.READY:
+        assert env.state in (inventory.State.READY, inventory.State.FAILED), (env.path, env.state)
+        if env.state is inventory.State.READY:
             assert installed_mlx(env.path / "venv") == env.version
         else:
             assert env.version in fake_mlx.BROKEN
@@ -393,18 +396,18 @@ def test_an_environment_pruned_while_its_lock_changes_hands_is_built_again(
 
     monkeypatch.setenv("MGRADCHECK_CACHE", str(tmp_path / "cache"))
     spec = fake_mlx.settings(fake_wheels).spec(Version("1.0.0"))
-    acquire, pruned = envs.Lock.acquire, list[envs.CachedEnv]()
+    acquire, pruned = venvs.Lock.acquire, list[inventory.CachedEnv]()
 
     def acquire_with_a_prune_between(
-        self: envs.Lock, exclusive: bool, on_wait: Callable[[], None] | None = None
+        self: venvs.Lock, exclusive: bool, on_wait: Callable[[], None] | None = None
     ) -> None:
         if not exclusive and not pruned:
             fcntl.flock(self.fd, fcntl.LOCK_UN)
-            pruned.extend(envs.prune(everything=True))
+            pruned.extend(inventory.prune(everything=True))
         acquire(self, exclusive, on_wait)
 
-    monkeypatch.setattr(envs.Lock, "acquire", acquire_with_a_prune_between)
-    with envs.using(spec) as env:
+    monkeypatch.setattr(venvs.Lock, "acquire", acquire_with_a_prune_between)
+    with venvs.using(spec) as env:
         assert [e.version for e in pruned] == ["1.0.0"]  # the prune did remove it
         assert installed_mlx(env.path / "venv") == "1.0.0"  # and what is handed out is whole
 
@@ -495,7 +498,7 @@ def test_an_unwritable_report_path_stops_the_command_before_it_starts(
     refused(CliRunner().invoke(cli, args), what="cannot write")
     assert no_subprocess.calls == []
     assert not (cache_root() / "results").exists()
-    assert [p.name for p in envs.envs_root().iterdir()] == [".locks"]
+    assert [p.name for p in venvs.envs_root().iterdir()] == [".locks"]
 
 
 @pytest.fixture
@@ -610,7 +613,7 @@ BAD_INPUTS = sum(len(list(cases(make, values))) for _, make, values, _ in TABLE)
 
 def test_the_hostile_inputs_are_all_refused_by_the_parsers_too() -> None:
     from mgradcheck.errors import ReleaseError
-    from mgradcheck.releases.index import check_index_url, parse_version
+    from mgradcheck.index.installable import check_index_url, parse_version
 
     for text in VERSIONS:
         with pytest.raises(ReleaseError):
@@ -645,7 +648,7 @@ def test_hostile_input_is_refused_before_any_subprocess(
             assert value not in result.output  # shown escaped: it cannot forge a line of its own
         tried += 1
     assert tried and no_subprocess.calls == []
-    assert [p.name for p in envs.envs_root().iterdir()] == [".locks"]  # no environment begun
+    assert [p.name for p in venvs.envs_root().iterdir()] == [".locks"]  # no environment begun
 
 
 def test_the_readme_gives_these_figures() -> None:

@@ -79,9 +79,9 @@ def known_releases() -> set[str]:
     except (OSError, ValueError, TypeError):
         pass
     try:
-        from mgradcheck.releases import envs
+        from mgradcheck.envs import inventory
 
-        ours, _ = envs.scan()
+        ours, _ = inventory.scan()
         versions.update(str(env.version) for env in ours)
     except Exception:  # noqa: BLE001 - a broken cache must not break the user's shell
         pass

@@ -11,7 +11,7 @@ import click
 from mgradcheck.cli.common import handle_errors
 from mgradcheck.cli.options import CORPUS_OPTION, ID_ARGUMENT, TAG_OPTION
 from mgradcheck.exitcodes import describe
-from mgradcheck.releases import BACKENDS
+from mgradcheck.index import BACKENDS
 from mgradcheck.wording import count
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -15,7 +15,7 @@ from mgradcheck.exitcodes import describe
 if TYPE_CHECKING:
     from packaging.version import Version
 
-    from mgradcheck.releases.runs import Settings
+    from mgradcheck.releases.settings import Settings
 
 
 @click.group(short_help="The cached environments that hold real MLX releases.")
@@ -27,11 +27,11 @@ def envs() -> None:
 @handle_errors
 def envs_list() -> None:
     """List the cached environments: release, backend, Python, state, directory."""
-    from mgradcheck.releases import envs as environments
+    from mgradcheck.envs import inventory, venvs
 
-    ours, foreign = environments.scan()
+    ours, foreign = inventory.scan()
     if not ours:
-        click.echo(f"no environments in {environments.envs_root()}")
+        click.echo(f"no environments in {venvs.envs_root()}")
     for env in ours:
         spec = env.spec
         where = spec.get("index") or "no index"
@@ -47,7 +47,7 @@ def envs_list() -> None:
 @release_options
 def envs_releases(settings: Settings) -> None:
     """List the MLX releases installable here, oldest first."""
-    from mgradcheck.releases.index import list_releases
+    from mgradcheck.index.installable import list_releases
 
     listing = list_releases(settings.source, settings.target, settings.pre, settings.yanked)
     if not listing.releases:
@@ -64,17 +64,17 @@ def envs_releases(settings: Settings) -> None:
 @click.option("-q", "--quiet", is_flag=True, help="No progress while installing.")
 def envs_path(version: Version, settings: Settings, quiet: bool) -> None:
     """Print the virtual environment holding mlx VERSION, installing it first if needed."""
-    from mgradcheck.releases import envs as environments
-    from mgradcheck.releases.index import list_releases
+    from mgradcheck.envs import venvs
+    from mgradcheck.index.installable import list_releases
     from mgradcheck.run.display import choose
 
     spec = settings.spec(version)
     progress = choose(quiet)
-    if environments.needs_install(spec, settings.retry_failed):
+    if venvs.needs_install(spec, settings.retry_failed):
         list_releases(settings.source, settings.target, pre=True, yanked=True).require(version)
         progress.start(settings.installing(version))
     try:
-        with environments.using(
+        with venvs.using(
             spec,
             settings.retry_failed,
             on_wait=lambda: progress.status("waiting for another mgradcheck"),
@@ -95,9 +95,9 @@ def envs_path(version: Version, settings: Settings, quiet: bool) -> None:
 @click.option("--dry-run", is_flag=True, help="Say what would be removed, remove nothing.")
 def envs_prune(everything: bool, dry_run: bool) -> None:
     """Remove failed and half-built environments (all with --all); never a directory mgradcheck did not make."""
-    from mgradcheck.releases import envs as environments
+    from mgradcheck.envs import inventory
 
-    removed = environments.prune(everything, dry_run)
+    removed = inventory.prune(everything, dry_run)
     verb = "would remove" if dry_run else "removed"
     for env in removed:
         click.echo(f"{verb} {env.path} ({env.version}, {env.state.value})")

@@ -1,6 +1,6 @@
 """``mgradcheck new``: a reproducer script becomes a corpus entry, judged on real releases.
 
-Thin: the work is :func:`mgradcheck.releases.newentry.make`; every option is
+Thin: the work is :func:`mgradcheck.releases.entry_from_script.make`; every option is
 checked, and the entry's file and id too, before any release is installed.
 """
 
@@ -22,7 +22,7 @@ from mgradcheck.exitcodes import ExitCode, describe
 if TYPE_CHECKING:
     from packaging.version import Version
 
-    from mgradcheck.releases.runs import Settings
+    from mgradcheck.releases.settings import Settings
 
 
 def _versions(ctx: click.Context, param: click.Parameter, values: Sequence[str]) -> list[Version]:
@@ -105,8 +105,8 @@ def new(
 
     from mgradcheck.corpus import scaffold
     from mgradcheck.errors import UsageError
-    from mgradcheck.releases import newentry
-    from mgradcheck.releases.index import parse_range
+    from mgradcheck.index.installable import parse_range
+    from mgradcheck.releases import entry_from_script
     from mgradcheck.run.display import choose, printable
     from mgradcheck.run.stages import display_path
 
@@ -116,7 +116,7 @@ def new(
         parse_range(version_range)
     if requires_mlx:
         requires_mlx = str(parse_range(requires_mlx))
-    request = newentry.Request(
+    request = entry_from_script.Request(
         scaffold.read_script(script),
         scaffold.check_id(entry_id or scaffold.id_from(script)),
         Path(display_path(corpus_dir or Path("corpus"))),  # named as the loader names its files
@@ -125,9 +125,9 @@ def new(
         force,
         requires_mlx,
     )
-    newentry.check_target(request)
+    entry_from_script.check_target(request)
     settings = dataclasses.replace(settings, use_cached=not no_cache)
-    result = newentry.make(request, settings, version_range, exact, jobs, choose(quiet))
+    result = entry_from_script.make(request, settings, version_range, exact, jobs, choose(quiet))
     for cell in result.cells:
         reason = cell.reason.strip().splitlines()[0] if cell.reason.strip() else ""
         click.echo(
@@ -137,7 +137,7 @@ def new(
         say("interrupted; nothing written (what finished is stored: run the command again)")
         sys.exit(ExitCode.for_signal(result.signum))
     made = not request.corpus.exists()
-    newentry.write(result, force)
+    entry_from_script.write(result, force)
     if made:
         where = "" if corpus_dir else f" in {Path.cwd()} (--corpus DIR for another)"
         click.echo(printable(f"made {request.corpus}/{where}"))

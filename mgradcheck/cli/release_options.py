@@ -13,7 +13,7 @@ import click
 from mgradcheck.cli.common import F
 from mgradcheck.cli.completion import release_versions
 from mgradcheck.errors import ReleaseError, UsageError
-from mgradcheck.releases import BACKENDS
+from mgradcheck.index import BACKENDS
 
 if TYPE_CHECKING:
     from packaging.version import Version
@@ -25,7 +25,7 @@ def version_option(ctx: click.Context, param: click.Parameter, value: str | None
     """Checked at parse time: nothing runs with a version that is not plain PEP 440."""
     if value is None:
         return None
-    from mgradcheck.releases.index import parse_version
+    from mgradcheck.index.installable import parse_version
 
     try:
         return parse_version(value)
@@ -37,8 +37,8 @@ def release_or_commit(ctx: click.Context, param: click.Parameter, value: str | N
     """A release (a PEP 440 version), or a commit hash (seven or more hex digits)."""
     if value is None:
         return None
+    from mgradcheck.builds.commits import is_commit
     from mgradcheck.releases.choice import Commit, Release
-    from mgradcheck.releases.commits import is_commit
 
     if is_commit(value):
         return Commit(value)
@@ -51,9 +51,9 @@ def release_or_ref(ctx: click.Context, param: click.Parameter, value: str | None
     """For bisect's ends: a release, else a git tag or commit (checked like a revision)."""
     if value is None:
         return None
+    from mgradcheck.builds.commits import is_commit
+    from mgradcheck.index.installable import parse_version
     from mgradcheck.releases.choice import Commit, Release
-    from mgradcheck.releases.commits import is_commit
-    from mgradcheck.releases.index import parse_version
 
     if not is_commit(value):
         try:
@@ -74,7 +74,7 @@ def _mlx_repo(ctx: click.Context, param: click.Parameter, value: Path | None) ->
     """Checked at parse time, so a bisect does not find out after its releases have run."""
     if value is None:
         return None
-    from mgradcheck.releases.sources import git_dir
+    from mgradcheck.builds.sources import git_dir
 
     try:
         git_dir(value)
@@ -168,7 +168,7 @@ def interpreter_options(verb: str, releases_flag: str = "") -> Callable[[F], F]:
 def _index_url(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     if value is None:
         return None
-    from mgradcheck.releases.urls import check_index_url  # light: no index machinery
+    from mgradcheck.index.urls import check_index_url  # light: no index machinery
 
     try:
         return check_index_url(value)
@@ -199,7 +199,7 @@ def release_options(func: F) -> F:
         if kwargs.pop(_NO_RELEASE, False):
             kwargs["settings"] = None
         else:
-            from mgradcheck.releases.runs import Settings
+            from mgradcheck.releases.settings import Settings
 
             kwargs["settings"] = Settings.from_options(**given)
         return func(*args, **kwargs)

@@ -3,7 +3,7 @@
 Thin: options are parsed and checked here (every version and URL before any
 subprocess starts); the work is :func:`mgradcheck.releases.bisect.bisect_entry`,
 :func:`mgradcheck.releases.bisect_commits.bisect_commits` and
-:func:`mgradcheck.releases.matrix.matrix_of`. Heavy imports stay inside the
+:func:`mgradcheck.releases.release_matrix.matrix_of`. Heavy imports stay inside the
 commands so that ``mgradcheck --help`` stays quick.
 """
 
@@ -38,7 +38,7 @@ from mgradcheck.releases.regress import RegressOn
 if TYPE_CHECKING:
     from mgradcheck.corpus.shard import Shard
     from mgradcheck.releases.choice import Mlx
-    from mgradcheck.releases.runs import Settings
+    from mgradcheck.releases.settings import Settings
 
 
 def _regress_on(ctx: click.Context, param: click.Parameter, value: str) -> RegressOn:
@@ -82,7 +82,7 @@ def _pattern(regress_on: RegressOn, pattern: str | None) -> str | None:
 def _commit_hashes(
     ctx: click.Context, param: click.Parameter, value: Sequence[str]
 ) -> tuple[str, ...]:
-    from mgradcheck.releases.commits import is_commit
+    from mgradcheck.builds.commits import is_commit
 
     for text in value:
         if not is_commit(text):
@@ -307,9 +307,9 @@ def matrix(
     """Run entries (all, or IDS) on every installable MLX release and show where each one flips."""
     from mgradcheck.cli.sharding import take
     from mgradcheck.corpus.shard import units
-    from mgradcheck.releases.index import parse_range
-    from mgradcheck.releases.matrix import matrix_of
+    from mgradcheck.index.installable import parse_range
     from mgradcheck.releases.matrix_render import render_markdown, render_table
+    from mgradcheck.releases.release_matrix import matrix_of
     from mgradcheck.reports.outputs import check_writable_paths
     from mgradcheck.run import stages
     from mgradcheck.run.display import choose, report_console
@@ -331,7 +331,7 @@ def matrix(
     inputs = [*stages.corpus_inputs(corpus_paths), *(from_reports or ())]
     check_writable_paths(json_path, markdown_path, inputs=inputs)
     if from_reports:
-        from mgradcheck.releases.matrix import from_reports as judged_reports
+        from mgradcheck.releases.release_matrix import from_reports as judged_reports
         from mgradcheck.reports.merge import read
 
         try:

@@ -16,7 +16,7 @@ from mgradcheck.exitcodes import describe
 from mgradcheck.wording import count
 
 if TYPE_CHECKING:
-    from mgradcheck.releases.runs import Settings
+    from mgradcheck.releases.settings import Settings
     from mgradcheck.run.results import Report
 
 REPORTS = click.argument(
@@ -166,7 +166,7 @@ def upstream_command(
     run first to learn which transform combination fails, and where.
     """
     from mgradcheck.atomic import write_text
-    from mgradcheck.releases.envs import needs_install
+    from mgradcheck.envs.venvs import needs_install
     from mgradcheck.reports.outputs import check_writable_paths
     from mgradcheck.run import stages
     from mgradcheck.run.display import choose

@@ -26,7 +26,7 @@ from mgradcheck.exitcodes import describe
 if TYPE_CHECKING:
     from mgradcheck.corpus.shard import Shard
     from mgradcheck.releases.choice import Mlx
-    from mgradcheck.releases.runs import Settings
+    from mgradcheck.releases.settings import Settings
     from mgradcheck.run.child_process import ChildCommand, LiveChild
     from mgradcheck.run.display import Progress
     from mgradcheck.run.observation import Environment

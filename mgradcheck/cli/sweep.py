@@ -21,7 +21,7 @@ from mgradcheck.wording import count
 if TYPE_CHECKING:
     from mgradcheck.corpus.shard import Shard
     from mgradcheck.releases.choice import Mlx
-    from mgradcheck.releases.runs import Settings
+    from mgradcheck.releases.settings import Settings
 
 
 def _dtypes(ctx: click.Context, param: click.Parameter, value: Sequence[str]) -> tuple[str, ...]:

@@ -10,7 +10,7 @@ from mgradcheck.cli.common import say
 
 if TYPE_CHECKING:
     from mgradcheck.releases.choice import Mlx
-    from mgradcheck.releases.runs import Settings
+    from mgradcheck.releases.settings import Settings
     from mgradcheck.run.child_process import ChildCommand
     from mgradcheck.run.display import Progress
     from mgradcheck.run.observation import Environment
@@ -22,13 +22,13 @@ def open_target(
     settings: Settings | None,
     progress: Progress,
 ) -> tuple[ChildCommand, Environment]:
-    """:func:`mgradcheck.releases.runs.open_target`, which this interpreter or ``--python``
+    """:func:`mgradcheck.releases.on_release.open_target`, which this interpreter or ``--python``
     reaches without importing the release machinery (half a plain run's start-up)."""
     if release is None:
         from mgradcheck.run.stages import prepare
 
         return prepare(str(python) if python else sys.executable)
-    from mgradcheck.releases import runs
+    from mgradcheck.releases import on_release as runs
 
     assert settings is not None  # release_options makes them whenever --mlx is given
     return runs.open_target(python, release, settings, progress)

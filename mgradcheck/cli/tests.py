@@ -20,7 +20,7 @@ from mgradcheck.exitcodes import ExitCode, describe
 if TYPE_CHECKING:
     from mgradcheck.corpus.shard import Shard
     from mgradcheck.releases.choice import Mlx
-    from mgradcheck.releases.runs import Settings
+    from mgradcheck.releases.settings import Settings
     from mgradcheck.run.results import Report
     from mgradcheck.suites.collect import SuiteTest
     from mgradcheck.suites.execute import SuiteOptions
@@ -153,7 +153,7 @@ def tests(
     if force and emit_dir is None:
         raise UsageError("--force goes with --emit")
     if versions:
-        from mgradcheck.releases.index import parse_range
+        from mgradcheck.index.installable import parse_range
 
         parse_range(versions)  # a bad range is bad usage, said before anything runs
     commit = isinstance(mlx_version, Commit)

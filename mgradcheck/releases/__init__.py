@@ -1,6 +1,1 @@
-"""Real MLX releases: the package index, cached environments, stored results, bisect and matrix."""
-
-# What --backend installs: mlx[cpu], mlx[cuda] (mlx-cuda, then mlx-cuda-12), mlx[cuda12],
-# mlx[cuda13] on Linux, plain mlx on macOS (metal). Here, so the command line's --help
-# can offer them without importing the release machinery.
-BACKENDS = ("cpu", "cuda", "cuda12", "cuda13", "metal")
+"""What is reasoned over real MLX releases: running entries on them, the results store, bisect and matrix."""

@@ -2,7 +2,7 @@
 
 plan (pick and check the ends) -> the bisection driver (:mod:`mgradcheck.releases.bisection`)
 over the releases between, each probe a real run in the release's cached environment
-(:mod:`mgradcheck.releases.runs`) -> report (:mod:`mgradcheck.reports.bisect`).
+(:mod:`mgradcheck.releases.on_release`) -> report (:mod:`mgradcheck.reports.bisect`).
 """
 
 from __future__ import annotations
@@ -14,14 +14,15 @@ from typing import Any
 
 from packaging.version import Version
 
+from mgradcheck.builds.commits import tag
 from mgradcheck.corpus.entry import Entry
 from mgradcheck.errors import ReleaseError
+from mgradcheck.index.installable import Listing, list_releases
 from mgradcheck.releases import bisection
 from mgradcheck.releases.bisection import Bisection, End, Kind, Plan
-from mgradcheck.releases.commits import tag
-from mgradcheck.releases.index import Listing, list_releases
+from mgradcheck.releases.on_release import Status, run_release
 from mgradcheck.releases.regress import Judged, RegressOn, judge_run, recorded
-from mgradcheck.releases.runs import Settings, Status, run_release
+from mgradcheck.releases.settings import Settings
 from mgradcheck.reports.bisect import BisectView
 from mgradcheck.run.display import Progress
 

@@ -1,10 +1,10 @@
 """``mgradcheck bisect --commits``: below the releases, the commit (and pull request) that changed an entry.
 
 MLX publishes no builds of single commits, so each probe is a wheel built here
-(:mod:`mgradcheck.releases.builds`), installed into an environment made like a
-release's and run like one (:mod:`mgradcheck.releases.runs`). The driver is the
+(:mod:`mgradcheck.builds`), installed into an environment made like a
+release's and run like one (:mod:`mgradcheck.releases.on_release`). The driver is the
 release bisect's (:mod:`mgradcheck.releases.bisection`), over the first-parent
-history between the ends (:mod:`mgradcheck.releases.commits`); a commit that
+history between the ends (:mod:`mgradcheck.builds.commits`); a commit that
 does not build is Unknown and routed around, as an uninstallable release is.
 An end named as a release is judged on the release itself (from the results
 store after a release bisect); an end named as a tag or hash is built.
@@ -17,15 +17,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from mgradcheck.builds import commits, toolchain, wheels
+from mgradcheck.builds.builder import BuildFailed, BuildOptions, build
+from mgradcheck.builds.commits import Commit
 from mgradcheck.corpus.entry import Entry
 from mgradcheck.errors import UsageError
-from mgradcheck.releases import bisection, builds, choice, commits, toolchain
+from mgradcheck.releases import bisection, choice
 from mgradcheck.releases.bisect import BisectResult
 from mgradcheck.releases.bisection import Bisection, End, Kind, Plan
-from mgradcheck.releases.commits import Commit
+from mgradcheck.releases.on_release import Status, run_release
 from mgradcheck.releases.regress import RegressOn, State, judge_run
-from mgradcheck.releases.runs import Settings, Status, run_release
 from mgradcheck.releases.search import Satisfies, steps_left
+from mgradcheck.releases.settings import Settings
 from mgradcheck.reports.bisect import BisectView, Changed
 from mgradcheck.run.display import Progress
 
@@ -153,7 +156,7 @@ class Commits(Kind[Commit, CommitProbe]):
     """Commits as the points of a bisect: each probe a wheel built here (an end named as a
     release is judged on that release)."""
 
-    options: builds.BuildOptions = field(kw_only=True)
+    options: BuildOptions = field(kw_only=True)
     ends: Mapping[Commit, choice.Mlx] = field(kw_only=True)  # as the user named them
 
     noun: ClassVar[str] = "end"
@@ -178,10 +181,10 @@ class Commits(Kind[Commit, CommitProbe]):
             wheel = None
         else:
             try:
-                wheel = builds.build(
+                wheel = build(
                     point.sha, self.settings.target, self.options, self.settings.source, say
                 )
-            except builds.BuildFailed as failed:
+            except BuildFailed as failed:
                 how = "does not build" if failed.seconds else "does not build (remembered)"
                 return CommitProbe(point, State.UNKNOWN, "not built", failed.cause, how=how,
                                    built=failed.seconds > 0, seconds=failed.seconds)  # fmt: skip
@@ -249,7 +252,7 @@ def bisect_commits(
     unbuilt = sum(
         1
         for commit, end in ends.items()
-        if isinstance(end, choice.Commit) and builds.built(settings.target, commit.sha) is None
+        if isinstance(end, choice.Commit) and wheels.built(settings.target, commit.sha) is None
     )
     search = searches_at_most(len(history))
     progress.start(f"bisect {entry.id} over {len(history) - 2} commits")

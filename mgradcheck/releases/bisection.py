@@ -17,12 +17,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
+from mgradcheck.builds.commits import COMPARE
 from mgradcheck.corpus.entry import Entry
 from mgradcheck.errors import Interrupted
-from mgradcheck.releases.commits import COMPARE
+from mgradcheck.releases.on_release import Status
 from mgradcheck.releases.regress import RegressOn, State
-from mgradcheck.releases.runs import Settings, Status
 from mgradcheck.releases.search import Satisfies, least_satisfying, steps_left
+from mgradcheck.releases.settings import Settings
 from mgradcheck.reports.bisect import Row
 
 

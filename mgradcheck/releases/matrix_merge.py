@@ -16,8 +16,8 @@ from typing import Any
 from packaging.version import InvalidVersion, Version
 
 from mgradcheck import __version__
-from mgradcheck.releases.matrix import SCHEMA, SCHEMA_VERSION, Matrix
 from mgradcheck.releases.regress import Judged, RegressOn, State
+from mgradcheck.releases.release_matrix import SCHEMA, SCHEMA_VERSION, Matrix
 from mgradcheck.reports.json_report import check_schema
 from mgradcheck.reports.merge import check_shards, positions, sharded
 

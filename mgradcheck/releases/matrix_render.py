@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING
 from packaging.version import Version
 
 from mgradcheck.corpus.entry import Entry
-from mgradcheck.releases.matrix import Flip, Matrix
 from mgradcheck.releases.regress import RegressOn, State, recorded
-from mgradcheck.releases.runs import Runnable
+from mgradcheck.releases.release_matrix import Flip, Matrix
+from mgradcheck.releases.store import Runnable
 from mgradcheck.run.display import markup_safe
 
 if TYPE_CHECKING:

@@ -19,7 +19,8 @@ if TYPE_CHECKING:  # kept light: the command line builds its --help from Regress
     from packaging.version import Version
 
     from mgradcheck.corpus.entry import Entry
-    from mgradcheck.releases.runs import ReleaseRun, Runnable
+    from mgradcheck.releases.on_release import ReleaseRun
+    from mgradcheck.releases.store import Runnable
     from mgradcheck.run.observation import Observation
 
 

@@ -15,8 +15,8 @@ from packaging.version import Version
 
 from mgradcheck.corpus.entry import Bug
 from mgradcheck.outcomes import Outcome
-from mgradcheck.releases.matrix import Flip
 from mgradcheck.releases.regress import State
+from mgradcheck.releases.release_matrix import Flip
 from mgradcheck.run.observation import Observation
 
 MIN_MATCH = 8  # shorter shared text says nothing about the bug

@@ -12,7 +12,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from mgradcheck.atomic import write_text
 from mgradcheck.clock import now
@@ -22,6 +22,17 @@ from mgradcheck.run.observation import Environment, Observation
 
 SCHEMA = "mgradcheck-probe"
 SCHEMA_VERSION = 1
+
+
+class Runnable(Protocol):
+    """What the store and the release machinery need of a thing they run: a corpus entry, a test."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def title(self) -> str: ...
+    @property
+    def content_hash(self) -> str: ...
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,8 @@ from packaging.version import Version
 
 from mgradcheck.errors import Interrupted
 from mgradcheck.outcomes import Outcome
-from mgradcheck.releases.runs import Execute, Settings
+from mgradcheck.releases.on_release import Execute
+from mgradcheck.releases.settings import Settings
 from mgradcheck.releases.store import StoredRuns
 from mgradcheck.run.batches import BatchRunner, Finished
 from mgradcheck.run.child_process import ChildCommand
@@ -153,7 +154,7 @@ def run_tests(
 
 
 def execute_for_release(options: SuiteOptions) -> Execute[SuiteTest]:
-    """How ``run_release`` runs tests on a release (see :data:`mgradcheck.releases.runs.Execute`)."""
+    """How ``run_release`` runs tests on a release (see :data:`mgradcheck.releases.on_release.Execute`)."""
 
     def execute(
         command: ChildCommand,

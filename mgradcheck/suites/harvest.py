@@ -38,9 +38,10 @@ from mgradcheck.corpus.loader import load
 from mgradcheck.errors import CorpusError, UsageError
 from mgradcheck.outcomes import Outcome
 from mgradcheck.paths import run_scratch
-from mgradcheck.releases.matrix import Matrix
+from mgradcheck.releases.on_release import run_release
 from mgradcheck.releases.regress import RegressOn, State, judge_run
-from mgradcheck.releases.runs import Settings, run_release
+from mgradcheck.releases.release_matrix import Matrix
+from mgradcheck.releases.settings import Settings
 from mgradcheck.run.display import Progress
 from mgradcheck.suites.collect import SuiteTest
 from mgradcheck.suites.inline import NotInlinable, inline

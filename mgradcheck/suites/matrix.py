@@ -1,6 +1,6 @@
 """``tests --matrix``: a suite's tests on each release, and the release where each one flips.
 
-The corpus's matrix machinery runs it (:func:`mgradcheck.releases.matrix.matrix_of`):
+The corpus's matrix machinery runs it (:func:`mgradcheck.releases.release_matrix.matrix_of`):
 releases from the index, each in its cached environment, every test's runs
 kept in the results store by the test's source hash, release, backend and
 platform, so nothing runs twice. A test is bad on a release when it does
@@ -17,9 +17,9 @@ from collections.abc import Sequence
 
 from packaging.version import Version
 
-from mgradcheck.releases.matrix import Matrix, matrix_of
 from mgradcheck.releases.regress import RegressOn, State
-from mgradcheck.releases.runs import Settings
+from mgradcheck.releases.release_matrix import Matrix, matrix_of
+from mgradcheck.releases.settings import Settings
 from mgradcheck.run.display import Progress
 from mgradcheck.suites.collect import SuiteTest
 from mgradcheck.suites.execute import SuiteOptions, execute_for_release

@@ -1,7 +1,7 @@
 """MLX's own tests at a tag (``--mlx-tests TAG``), and where an upstream test came from.
 
 ``python/tests`` of a revision is taken out of MLX's git history (the user's
-``--mlx-repo`` clone, or the one kept in the cache: :mod:`mgradcheck.releases.sources`)
+``--mlx-repo`` clone, or the one kept in the cache: :mod:`mgradcheck.builds.sources`)
 into the cache, once per commit: ``suites/mlx-<commit>/python/tests``. The
 copy is made beside its final place and renamed into it, so a half-made copy
 is never used. For harvest, the commit that added a test (the fix it came
@@ -16,8 +16,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from mgradcheck.builds import sources
 from mgradcheck.paths import cache_root
-from mgradcheck.releases import sources
 
 TESTS = "python/tests"
 REPOSITORY = "https://github.com/ml-explore/mlx"

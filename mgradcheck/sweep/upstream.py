@@ -21,12 +21,13 @@ from packaging.version import Version
 
 from mgradcheck.corpus.entry import Bug, Entry, Upstream
 from mgradcheck.errors import ReleaseError, UsageError
+from mgradcheck.index.installable import list_releases, parse_range
 from mgradcheck.outcomes import Outcome
 from mgradcheck.releases.choice import Release
-from mgradcheck.releases.index import list_releases, parse_range
-from mgradcheck.releases.matrix import run_matrix
+from mgradcheck.releases.on_release import open_target, run_release
 from mgradcheck.releases.regress import Judged, RegressOn, State
-from mgradcheck.releases.runs import Settings, open_target, run_release
+from mgradcheck.releases.release_matrix import run_matrix
+from mgradcheck.releases.settings import Settings
 from mgradcheck.reports.markdown import cell, prose
 from mgradcheck.run.display import Progress, Silent, printable
 from mgradcheck.run.observation import Environment, Observation

@@ -337,8 +337,8 @@ def test_timeout_means_seconds_per_run_wherever_entries_run(
 ) -> None:
     from dataclasses import replace
 
-    from mgradcheck.releases import bisect, matrix
-    from mgradcheck.releases.runs import Settings
+    from mgradcheck.releases import bisect, release_matrix
+    from mgradcheck.releases.settings import Settings
 
     types = {
         path: str(next(p.type for p in command(*path).params if p.name == "timeout"))
@@ -351,7 +351,7 @@ def test_timeout_means_seconds_per_run_wherever_entries_run(
         seen.append(settings)
         raise SystemExit(0)
 
-    monkeypatch.setattr(matrix, "matrix_of", capture)
+    monkeypatch.setattr(release_matrix, "matrix_of", capture)
     monkeypatch.setattr(bisect, "bisect_entry", lambda e, settings, *a: capture(e, settings))
     for args in (
         ["matrix", "--timeout", "7"],
@@ -368,7 +368,7 @@ def test_timeout_means_seconds_per_run_wherever_entries_run(
 
 
 def test_run_entries_on_a_release_honours_the_timeout() -> None:
-    from mgradcheck.releases.runs import run_entries
+    from mgradcheck.releases.on_release import run_entries
     from tests.conftest import behaviour
 
     command_, env = stages.prepare(sys.executable)

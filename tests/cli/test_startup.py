@@ -18,10 +18,19 @@ from mgradcheck.cli import cli
 from tests.conftest import BEHAVIOURS
 
 # Never imported by --help or by a run on this interpreter whose output is piped.
-DENIED = ("rich", "packaging.specifiers", "urllib.request", "html.parser", "mgradcheck.releases")
-# The light corners of mgradcheck.releases the command line's options read: the backends
+DENIED = (
+    "rich",
+    "packaging.specifiers",
+    "urllib.request",
+    "html.parser",
+    "mgradcheck.releases",
+    "mgradcheck.builds",
+    "mgradcheck.envs",
+    "mgradcheck.index",
+)
+# The light corners of the release machinery the command line's options read: the backends
 # --backend offers and the choices of --regress-on (each imports nothing heavier).
-ALLOWED = {"mgradcheck.releases", "mgradcheck.releases.regress"}
+ALLOWED = {"mgradcheck.index", "mgradcheck.releases", "mgradcheck.releases.regress"}
 
 
 def imported(*args: str) -> set[str]:

@@ -13,19 +13,20 @@ from packaging.version import Version
 from mgradcheck.cli import cli
 from mgradcheck.corpus.entry import Entry
 from mgradcheck.corpus.loader import load
+from mgradcheck.envs import venvs
 from mgradcheck.errors import ReleaseError
-from mgradcheck.releases import bisect as bisecting
-from mgradcheck.releases import envs
-from mgradcheck.releases import runs as release_runs
-from mgradcheck.releases.index import (
+from mgradcheck.index.installable import (
     Listing,
     Source,
     Target,
     list_releases,
     select_releases,
 )
-from mgradcheck.releases.pages import wheel_file
+from mgradcheck.index.pages import wheel_file
+from mgradcheck.releases import bisect as bisecting
+from mgradcheck.releases import on_release
 from mgradcheck.releases.regress import RegressOn, State
+from mgradcheck.releases.settings import Settings
 from mgradcheck.releases.store import ResultsStore
 from mgradcheck.reports.bisect import render
 from tests import fake_mlx
@@ -140,7 +141,7 @@ def test_a_second_bisect_runs_nothing(
     def no_environment(*args: object, **kwargs: object) -> None:
         raise AssertionError("a stored release was installed or run again")
 
-    monkeypatch.setattr(envs, "using", no_environment)
+    monkeypatch.setattr(venvs, "using", no_environment)
     second = run("broke-in-1-4", fake_wheels, store)
     assert all(p.cached for p in second.probes)
     assert second.boundary == first.boundary and states(second) == states(first)
@@ -150,7 +151,7 @@ def test_no_cache_runs_again(fake_wheels: Path, tmp_path: Path) -> None:
     store = ResultsStore(tmp_path)
     run("fixed-in-1-3", fake_wheels, store, good="1.3.0", bad="1.2.0")
     settings = dataclasses.replace(fake_mlx.settings(fake_wheels, store), use_cached=False)
-    (again,) = release_runs.run_release(V("1.2.0"), [entry("fixed-in-1-3")], settings)
+    (again,) = on_release.run_release(V("1.2.0"), [entry("fixed-in-1-3")], settings)
     assert not again.cached and again.runs
 
 
@@ -282,9 +283,7 @@ def test_a_real_bisect_over_two_adjacent_releases(real_cache: Path) -> None:
     from mgradcheck.corpus.loader import bundled_corpus
 
     entries = {e.id: e for e in load([bundled_corpus()])}
-    settings = release_runs.Settings(
-        Target.current(), Source.from_options(), envs.default_installer()
-    )
+    settings = Settings(Target.current(), Source.from_options(), venvs.default_installer())
     the_listing = list_releases(settings.source, settings.target)
     candidate = entries["where-jvp-zero-tangent"]
     fixed = candidate.bug.fixed_in[settings.target.backend]

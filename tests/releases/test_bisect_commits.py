@@ -11,15 +11,16 @@ import pytest
 from click.testing import CliRunner
 from packaging.version import Version
 
+from mgradcheck.builds import builder
+from mgradcheck.builds.wheels import built
 from mgradcheck.cli import cli
 from mgradcheck.corpus.entry import Entry
 from mgradcheck.corpus.loader import load
+from mgradcheck.index.installable import Target
 from mgradcheck.releases import bisect_commits as bisecting
-from mgradcheck.releases import builds
 from mgradcheck.releases.choice import Commit, Release
-from mgradcheck.releases.index import Target
 from mgradcheck.releases.regress import State
-from mgradcheck.releases.runs import Settings
+from mgradcheck.releases.settings import Settings
 from mgradcheck.releases.store import ResultsStore
 from mgradcheck.run.display import Silent
 from tests import fake_mlx
@@ -138,8 +139,8 @@ def test_a_second_bisect_builds_and_runs_nothing(
     def nothing(*args: object, **kwargs: object) -> int:
         raise AssertionError("a commit was built, or a stored probe run, again")
 
-    monkeypatch.setattr(builds, "run_logged", nothing)
-    monkeypatch.setattr("mgradcheck.releases.envs.run_logged", nothing)
+    monkeypatch.setattr(builder, "run_logged", nothing)
+    monkeypatch.setattr("mgradcheck.envs.venvs.run_logged", nothing)
     second = bisecting.bisect_commits(entry(), where, good, bad, Silent())
     assert second.builds == 0 and second.boundary == first.boundary
     assert all(p.cached or p.how.startswith("does not build") for p in second.probes)
@@ -238,7 +239,7 @@ def test_ctrl_c_during_a_build_shows_what_finished(fake_wheels: Path, tmp_path: 
     assert data["interrupted"] is True and data["boundary"] is None
     assert [p["how"] for p in data["probes"]] == ["release 1.3.0", "release 1.2.0"]
     assert data["releases"]["boundary"] == ["1.2.0", "1.3.0"]
-    assert not any(builds.built(TARGET, sha) for sha in history.shas)
+    assert not any(built(TARGET, sha) for sha in history.shas)
 
 
 def test_the_command_checks_its_input_first(history: FakeHistory, tmp_path: Path) -> None:

@@ -56,13 +56,13 @@ def built(shared: Path) -> list[Path]:
 def _release_python(version: str) -> str:
     from packaging.version import Version
 
-    from mgradcheck.releases import envs
-    from mgradcheck.releases.index import Source, Target
+    from mgradcheck.envs import venvs
+    from mgradcheck.index.installable import Source, Target
 
-    spec = envs.EnvSpec(
-        Version(version), Target.current(), Source.from_options(), envs.default_installer()
+    spec = venvs.EnvSpec(
+        Version(version), Target.current(), Source.from_options(), venvs.default_installer()
     )
-    with envs.using(spec) as env:
+    with venvs.using(spec) as env:
         return env.python
 
 

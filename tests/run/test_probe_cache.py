@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from mgradcheck.envs import venvs
 from mgradcheck.paths import cache_root
-from mgradcheck.releases import envs
 from mgradcheck.run import runner, stages
 from mgradcheck.run.observation import Environment
 from tests.conftest import BEHAVIOURS
@@ -24,7 +24,7 @@ MGRADCHECK = [sys.executable, "-m", "mgradcheck"]
 
 
 def make_venv(where: Path, wheels: Path, version: str) -> str:
-    uv = envs.find_uv()
+    uv = venvs.find_uv()
     if uv is None:
         pytest.skip("needs uv")
     subprocess.run([uv, "venv", "--quiet", "--python", sys.executable, str(where)], check=True)
@@ -33,7 +33,7 @@ def make_venv(where: Path, wheels: Path, version: str) -> str:
 
 
 def install(venv: Path, wheels: Path, version: str) -> None:
-    uv = envs.find_uv()
+    uv = venvs.find_uv()
     assert uv is not None
     python = str(venv / "bin" / "python")
     args = [

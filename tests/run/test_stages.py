@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from mgradcheck.envs import venvs
 from mgradcheck.errors import MgradcheckError, UsageError
 from mgradcheck.exitcodes import ExitCode
-from mgradcheck.releases import envs
 from mgradcheck.run import stages
 
 
@@ -27,7 +27,7 @@ def test_a_mistyped_id_gets_the_closest_one() -> None:
 def test_an_interpreter_without_mlx_is_an_environment_that_cannot_be_used(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    uv = envs.find_uv()
+    uv = venvs.find_uv()
     if uv is None:
         pytest.skip("needs uv")
     monkeypatch.setenv("MGRADCHECK_CACHE", str(tmp_path / "cache"))

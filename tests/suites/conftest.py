@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from mgradcheck.releases.matrix import Matrix
+from mgradcheck.releases.release_matrix import Matrix
 from mgradcheck.releases.store import ResultsStore
 from mgradcheck.run.display import Silent
 from mgradcheck.suites.collect import SuiteTest, collect

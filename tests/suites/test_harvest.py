@@ -10,8 +10,8 @@ from packaging.version import Version
 
 from mgradcheck.corpus.dump import dump
 from mgradcheck.corpus.loader import load
-from mgradcheck.releases.matrix import Matrix
 from mgradcheck.releases.regress import Judged, State
+from mgradcheck.releases.release_matrix import Matrix
 from mgradcheck.releases.store import ResultsStore
 from mgradcheck.run.display import Silent
 from mgradcheck.suites import harvest as harvesting

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
-from mgradcheck.releases import envs
-from mgradcheck.releases import runs as release_runs
-from mgradcheck.releases.matrix import Matrix
+from mgradcheck.envs import venvs
+from mgradcheck.releases import on_release
 from mgradcheck.releases.regress import State
+from mgradcheck.releases.release_matrix import Matrix
 from mgradcheck.releases.store import ResultsStore
 from mgradcheck.run.display import Silent
 from mgradcheck.suites.execute import SuiteOptions
@@ -48,8 +48,8 @@ def test_nothing_stored_runs_again(
     def nothing(*args: object, **kwargs: object) -> None:
         raise AssertionError("a stored release was installed or run again")
 
-    monkeypatch.setattr(envs, "run_logged", nothing)  # no installer
-    monkeypatch.setattr(release_runs, "prepare", nothing)
+    monkeypatch.setattr(venvs, "run_logged", nothing)  # no installer
+    monkeypatch.setattr(on_release, "prepare", nothing)
     again = matrix(fake_wheels, store)
     assert all(again.cell(FIXED, v).cached for v in again.versions)
     assert again.cell(FIXED, V("1.2.0")).outcome == "fail"

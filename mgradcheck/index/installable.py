@@ -25,8 +25,8 @@ from packaging.tags import Tag, sys_tags
 from packaging.version import InvalidVersion, Version
 
 from mgradcheck.errors import ReleaseError
-from mgradcheck.releases.pages import WheelFile, fetch_project, redact, wheels_in
-from mgradcheck.releases.urls import check_index_url as check_index_url  # read from here too
+from mgradcheck.index.pages import WheelFile, fetch_project, redact, wheels_in
+from mgradcheck.index.urls import check_index_url as check_index_url  # read from here too
 
 DEFAULT_INDEX = "https://pypi.org/simple"
 # Checked in this order; an explicit --index-url beats them all.

@@ -16,8 +16,8 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
+from mgradcheck.builds.sources import GitError, git, resolve
 from mgradcheck.errors import UsageError
-from mgradcheck.releases.sources import GitError, git, resolve
 
 REPOSITORY_URL = "https://github.com/ml-explore/mlx"
 COMPARE = f"{REPOSITORY_URL}/compare/{{}}...{{}}"  # upstream's changes from one git ref to another

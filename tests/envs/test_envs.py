@@ -12,17 +12,17 @@ from click.testing import CliRunner
 from packaging.version import Version
 
 from mgradcheck.cli import cli
-from mgradcheck.releases import envs
-from mgradcheck.releases.index import Source, Target
+from mgradcheck.envs import inventory, logged_process, venvs
+from mgradcheck.index.installable import Source, Target
 
 
 def spec(
     wheels: Path,
     version: str = "1.1.0",
-    installer: envs.Installer = envs.Installer.UV,
+    installer: venvs.Installer = venvs.Installer.UV,
     packages: tuple[str, ...] = ("numpy",),
-) -> envs.EnvSpec:
-    return envs.EnvSpec(
+) -> venvs.EnvSpec:
+    return venvs.EnvSpec(
         Version(version), Target.current("cpu"), Source(None, wheels), installer, packages
     )
 
@@ -43,26 +43,26 @@ def installed_mlx(python: str) -> str:
 
 def test_an_environment_is_built_once_then_reused(wheels: Path) -> None:
     wanted = spec(wheels)
-    with envs.using(wanted) as env:
+    with venvs.using(wanted) as env:
         assert not env.reused
         assert installed_mlx(env.python) == "1.1.0"
         assert env.kernels.is_dir() and env.kernels.parent == env.path
-        for name in (envs.MARKER, envs.COMPLETE, envs.LOG):
+        for name in (venvs.MARKER, venvs.COMPLETE, venvs.LOG):
             assert (env.path / name).is_file()
-    assert (envs.envs_root().parent / "CACHEDIR.TAG").is_file()
-    with envs.using(wanted) as again:
+    assert (venvs.envs_root().parent / "CACHEDIR.TAG").is_file()
+    with venvs.using(wanted) as again:
         assert again.reused and again.path == env.path
 
 
 def test_names_say_what_and_hash_the_rest(wheels: Path, tmp_path: Path) -> None:
     name = spec(wheels).name
     assert name.startswith(f"mlx-1.1.0-cpu-py{Target.current().python}-")
-    assert spec(wheels, installer=envs.Installer.PIP).name != name
-    other = envs.EnvSpec(
+    assert spec(wheels, installer=venvs.Installer.PIP).name != name
+    other = venvs.EnvSpec(
         Version("1.1.0"),
         Target.current("cpu"),
         Source("https://example.com/simple", wheels),
-        envs.Installer.UV,
+        venvs.Installer.UV,
     )
     assert other.name != name
 
@@ -72,19 +72,19 @@ def test_commands_never_go_through_a_shell(wheels: Path) -> None:
     uv_install = spec(wheels).commands(venv, "/bin/uv")[1]
     assert uv_install[:5] == ["/bin/uv", "pip", "install", "--python", "/cache/env/venv/bin/python"]
     assert uv_install[5:] == ["--no-index", "--find-links", str(wheels), "mlx[cpu]==1.1.0", "numpy"]
-    pip = spec(wheels, installer=envs.Installer.PIP).commands(venv, None)
+    pip = spec(wheels, installer=venvs.Installer.PIP).commands(venv, None)
     assert pip[0][1:3] == ["-m", "venv"] and pip[1][1:4] == ["-m", "pip", "install"]
 
 
 def test_a_half_built_environment_is_rebuilt(wheels: Path) -> None:
     wanted = spec(wheels)
-    path = envs.envs_root() / wanted.name
+    path = venvs.envs_root() / wanted.name
     (path / "venv" / "bin").mkdir(parents=True)
     (path / "venv" / "bin" / "python").write_text("half an interpreter")
-    (path / envs.MARKER).write_text(json.dumps({"schema": envs.SCHEMA, "spec": wanted.key()}))
-    assert not envs.is_ready(path, wanted.digest)
-    assert [e.state for e in envs.scan()[0]] == [envs.State.INCOMPLETE]
-    with envs.using(wanted) as env:
+    (path / venvs.MARKER).write_text(json.dumps({"schema": venvs.SCHEMA, "spec": wanted.key()}))
+    assert not venvs.is_ready(path, wanted.digest)
+    assert [e.state for e in inventory.scan()[0]] == [inventory.State.INCOMPLETE]
+    with venvs.using(wanted) as env:
         assert not env.reused
         assert installed_mlx(env.python) == "1.1.0"
 
@@ -93,34 +93,34 @@ def test_a_failed_install_is_remembered_until_retried(
     wheels: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     broken = spec(wheels, "1.5.0")
-    with pytest.raises(envs.InstallFailed) as first, envs.using(broken):
+    with pytest.raises(venvs.InstallFailed) as first, venvs.using(broken):
         pass
     assert first.value.remembered
     assert "mgradcheck-test-no-such-package" in first.value.tail
-    failed = json.loads((envs.envs_root() / broken.name / envs.FAILED).read_text())
+    failed = json.loads((venvs.envs_root() / broken.name / venvs.FAILED).read_text())
     assert failed["mlx"] == "1.5.0" and "no-such-package" in failed["log_tail"]
 
     def no_installer(*args: object, **kwargs: object) -> int:
         raise AssertionError("a remembered failure ran the installer again")
 
-    installer = envs.run_logged
-    monkeypatch.setattr(envs, "run_logged", no_installer)
-    with pytest.raises(envs.InstallFailed, match="--retry-failed"), envs.using(broken):
+    installer = logged_process.run_logged
+    monkeypatch.setattr(venvs, "run_logged", no_installer)
+    with pytest.raises(venvs.InstallFailed, match="--retry-failed"), venvs.using(broken):
         pass
-    monkeypatch.setattr(envs, "run_logged", installer)
-    with pytest.raises(envs.InstallFailed), envs.using(broken, retry_failed=True):
+    monkeypatch.setattr(venvs, "run_logged", installer)
+    with pytest.raises(venvs.InstallFailed), venvs.using(broken, retry_failed=True):
         pass
-    assert envs.scan()[0][0].state is envs.State.FAILED
+    assert inventory.scan()[0][0].state is inventory.State.FAILED
 
 
 def test_a_second_builder_waits_for_the_lock(wheels: Path) -> None:
     wanted = spec(wheels)
-    holder = envs.Lock(wanted.name)
+    holder = venvs.Lock(wanted.name)
     holder.acquire(exclusive=True)
     waiting, built = threading.Event(), []
 
     def build() -> None:
-        with envs.using(wanted, on_wait=waiting.set) as env:
+        with venvs.using(wanted, on_wait=waiting.set) as env:
             built.append(env.reused)
 
     thread = threading.Thread(target=build)
@@ -128,7 +128,7 @@ def test_a_second_builder_waits_for_the_lock(wheels: Path) -> None:
     try:
         assert waiting.wait(30), "the second builder did not notice the lock"
         assert not built and thread.is_alive()
-        assert not (envs.envs_root() / wanted.name).exists(), "built while another held the lock"
+        assert not (venvs.envs_root() / wanted.name).exists(), "built while another held the lock"
     finally:
         holder.close()
         thread.join(120)
@@ -136,28 +136,30 @@ def test_a_second_builder_waits_for_the_lock(wheels: Path) -> None:
 
 
 def test_prune_removes_only_our_broken_environments(wheels: Path) -> None:
-    with envs.using(spec(wheels)):
+    with venvs.using(spec(wheels)):
         pass
-    with pytest.raises(envs.InstallFailed), envs.using(spec(wheels, "1.5.0")):
+    with pytest.raises(venvs.InstallFailed), venvs.using(spec(wheels, "1.5.0")):
         pass
-    foreign = envs.envs_root() / "mlx-9.9.9-cpu-py3.11-0000000000"  # our naming, but not our marker
+    foreign = (
+        venvs.envs_root() / "mlx-9.9.9-cpu-py3.11-0000000000"
+    )  # our naming, but not our marker
     (foreign / "venv").mkdir(parents=True)
-    removed = envs.prune()
+    removed = inventory.prune()
     assert [e.version for e in removed] == ["1.5.0"]
     assert foreign.is_dir()
-    ours, others = envs.scan()
-    assert [e.state for e in ours] == [envs.State.READY] and others == [foreign]
-    with envs.using(spec(wheels)):
-        assert envs.prune(everything=True) == []  # in use: left alone
-        assert [e.state for e in envs.scan()[0]] == [envs.State.IN_USE]
-    assert [e.version for e in envs.prune(everything=True, dry_run=True)] == ["1.1.0"]
-    assert [e.version for e in envs.prune(everything=True)] == ["1.1.0"]
-    assert envs.scan() == ([], [foreign])
+    ours, others = inventory.scan()
+    assert [e.state for e in ours] == [inventory.State.READY] and others == [foreign]
+    with venvs.using(spec(wheels)):
+        assert inventory.prune(everything=True) == []  # in use: left alone
+        assert [e.state for e in inventory.scan()[0]] == [inventory.State.IN_USE]
+    assert [e.version for e in inventory.prune(everything=True, dry_run=True)] == ["1.1.0"]
+    assert [e.version for e in inventory.prune(everything=True)] == ["1.1.0"]
+    assert inventory.scan() == ([], [foreign])
 
 
 @pytest.mark.slow
 def test_venv_and_pip_when_uv_is_not_wanted(wheels: Path) -> None:
-    with envs.using(spec(wheels, "1.0.0", envs.Installer.PIP, packages=())) as env:
+    with venvs.using(spec(wheels, "1.0.0", venvs.Installer.PIP, packages=())) as env:
         code = "import mlx.core as mx; print(mx.__version__)"
         done = subprocess.run([env.python, "-c", code], capture_output=True, text=True, check=True)
         assert done.stdout.strip() == "1.0.0"
@@ -205,13 +207,13 @@ def test_bad_versions_stop_before_anything_runs(
 @pytest.mark.network
 def test_a_real_release_installs(real_cache: Path) -> None:
     """One real mlx[cpu] release from the real index (small and usually in uv's cache already)."""
-    from mgradcheck.releases.index import list_releases
+    from mgradcheck.index.installable import list_releases
 
     target = Target.current()
     listing = list_releases(Source.from_options(), target)
     newest = listing.versions[-1]
-    real = envs.EnvSpec(newest, target, listing.source, envs.default_installer())
-    with envs.using(real) as env:
+    real = venvs.EnvSpec(newest, target, listing.source, venvs.default_installer())
+    with venvs.using(real) as env:
         code = "import mlx.core as mx; print(mx.__version__, mx.default_device())"
         done = subprocess.run([env.python, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split()[0] == str(newest)

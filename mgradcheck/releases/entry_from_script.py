@@ -1,4 +1,4 @@
-"""``mgradcheck new``: a reproducer script becomes a corpus entry, judged on real releases.
+"""A corpus entry made from a reproducer script: its bug, and where it flips, read off its runs on releases.
 
 draft (the script as ``code``, any misbehaviour counting as the bug) -> the
 matrix machinery runs it on the releases (cached environments, the results
@@ -28,9 +28,9 @@ from mgradcheck.corpus.scaffold import Script, entry_code
 from mgradcheck.corpus.yamlsource import SourceError
 from mgradcheck.errors import CorpusError, HarnessError, UsageError, WriteError
 from mgradcheck.outcomes import Outcome
-from mgradcheck.releases.matrix import Flip, Matrix, chosen_releases, run_shown
 from mgradcheck.releases.regress import Judged, RegressOn, State, judge
-from mgradcheck.releases.runs import Settings
+from mgradcheck.releases.release_matrix import Flip, Matrix, chosen_releases, run_shown
+from mgradcheck.releases.settings import Settings
 from mgradcheck.releases.signature import boundaries, signature
 from mgradcheck.reports.outputs import check_directory, refuse_input
 from mgradcheck.run.display import Progress

@@ -17,8 +17,8 @@ import mgradcheck
 from mgradcheck.cli import cli
 from mgradcheck.corpus.loader import bundled_corpus, load
 from mgradcheck.outcomes import Outcome
-from mgradcheck.releases.matrix import Flip
 from mgradcheck.releases.regress import State
+from mgradcheck.releases.release_matrix import Flip
 from mgradcheck.releases.signature import boundaries, signature
 from mgradcheck.releases.store import ResultsStore
 from mgradcheck.run.observation import Observation

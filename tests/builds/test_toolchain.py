@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from mgradcheck.releases import sources, toolchain
-from mgradcheck.releases.toolchain import BuildSetupError, Needs, Pin
+from mgradcheck.builds import sources, toolchain
+from mgradcheck.builds.toolchain import BuildSetupError, Needs, Pin
 from tests.fake_commits import git
 
 # The shape of MLX's own declarations (v0.32.0's CMakeLists.txt and mlx/io/CMakeLists.txt).

@@ -11,9 +11,8 @@ from packaging.version import Version
 
 from mgradcheck.cli import cli
 from mgradcheck.corpus.loader import load
-from mgradcheck.releases import envs
-from mgradcheck.releases import matrix as matrices
-from mgradcheck.releases import runs as release_runs
+from mgradcheck.envs import venvs
+from mgradcheck.releases import on_release, release_matrix
 from mgradcheck.releases.matrix_render import render_markdown
 from mgradcheck.releases.regress import State
 from mgradcheck.releases.store import ResultsStore
@@ -23,10 +22,10 @@ IDS = ("fixed-in-1-3", "broke-in-1-4", "fixed-in-1-6")
 V = Version
 
 
-def run(wheels: Path, store: ResultsStore) -> matrices.Matrix:
+def run(wheels: Path, store: ResultsStore) -> release_matrix.Matrix:
     entries = [e for e in load([fake_mlx.FIXTURES]) if e.id in IDS]
     versions = [V(v) for v in fake_mlx.VERSIONS]
-    return matrices.run_matrix(entries, versions, fake_mlx.settings(wheels, store), jobs=2)
+    return release_matrix.run_matrix(entries, versions, fake_mlx.settings(wheels, store), jobs=2)
 
 
 def test_every_entry_on_every_release(
@@ -55,8 +54,8 @@ def test_every_entry_on_every_release(
     def nothing(*args: object, **kwargs: object) -> None:
         raise AssertionError("a stored release was installed or run again")
 
-    monkeypatch.setattr(envs, "run_logged", nothing)  # no installer
-    monkeypatch.setattr(release_runs, "prepare", nothing)  # no child
+    monkeypatch.setattr(venvs, "run_logged", nothing)  # no installer
+    monkeypatch.setattr(on_release, "prepare", nothing)  # no child
     again = run(fake_wheels, ResultsStore(tmp_path))
     stored = [again.cell(i, v) for i in IDS for v in again.versions if v != V("1.5.0")]
     assert all(c.cached for c in stored)

@@ -18,21 +18,15 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
+from mgradcheck.builds.commits import COMPARE, follows, tag
 from mgradcheck.corpus.entry import Entry
 from mgradcheck.errors import Interrupted, MgradcheckError, UsageError
+from mgradcheck.index.installable import Listing, list_releases, parse_range
 from mgradcheck.outcomes import Outcome
-from mgradcheck.releases.commits import COMPARE, follows, tag
-from mgradcheck.releases.index import Listing, list_releases, parse_range
+from mgradcheck.releases.on_release import Execute, R, Status, build_commit, run_release
 from mgradcheck.releases.regress import Judged, RegressOn, State, judge, judge_run
-from mgradcheck.releases.runs import (
-    Execute,
-    R,
-    Runnable,
-    Settings,
-    Status,
-    build_commit,
-    run_release,
-)
+from mgradcheck.releases.settings import Settings
+from mgradcheck.releases.store import Runnable
 from mgradcheck.run.display import Progress
 from mgradcheck.run.results import Report
 from mgradcheck.run.runner import Runner

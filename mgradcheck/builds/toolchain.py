@@ -21,9 +21,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from mgradcheck.builds.sources import GitError, export, git, git_dir, resolve
 from mgradcheck.errors import EnvironmentFailure, UsageError
 from mgradcheck.paths import cache_root, safe_name
-from mgradcheck.releases.sources import GitError, export, git, git_dir, resolve
 
 Which = Callable[[str], "str | None"]
 

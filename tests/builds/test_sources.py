@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from mgradcheck.builds import sources
 from mgradcheck.errors import UsageError
-from mgradcheck.releases import sources
 
 
 def _git(cwd: Path, *args: str) -> str:

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
+from mgradcheck.builds import commits, sources
 from mgradcheck.errors import UsageError
-from mgradcheck.releases import commits, sources
 from tests.fake_commits import HISTORY, FakeHistory, git
 
 

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from mgradcheck.releases import builds, envs, sources, toolchain
-from mgradcheck.releases.index import Source, Target
+from mgradcheck.builds import builder, sources, toolchain, wheels
+from mgradcheck.envs import logged_process, venvs
+from mgradcheck.index.installable import Source, Target
 from tests.fake_commits import BROKEN_AT, FakeHistory, ctrl_c_during_a_build, make_history
 
 TARGET = Target.current("cpu")
@@ -23,12 +24,12 @@ def history(tmp_path_factory: pytest.TempPathFactory) -> FakeHistory:
     return make_history(tmp_path_factory.mktemp("history") / "mlx")
 
 
-def options(history: FakeHistory, **kw: object) -> builds.BuildOptions:
-    return builds.BuildOptions(sources.repository(history.path), jobs=1, **kw)  # type: ignore[arg-type]
+def options(history: FakeHistory, **kw: object) -> builder.BuildOptions:
+    return builder.BuildOptions(sources.repository(history.path), jobs=1, **kw)  # type: ignore[arg-type]
 
 
-def build(history: FakeHistory, index: int, **kw: object) -> builds.Built:
-    return builds.build(history.shas[index], TARGET, options(history, **kw), Source(None, None))
+def build(history: FakeHistory, index: int, **kw: object) -> wheels.Built:
+    return builder.build(history.shas[index], TARGET, options(history, **kw), Source(None, None))
 
 
 def members(wheel: Path) -> set[str]:
@@ -47,11 +48,11 @@ def test_a_commit_is_built_once_and_kept_under_its_hash(
     sha = history.shas[4]
     assert not first.cached and first.seconds > 0 and first.steps == 3
     assert str(first.version) == f"1.3.0.dev20260101+{sha[:9]}"  # named as MLX names its builds
-    assert first.wheel.parent == builds.builds_root() / "wheels" / builds.target_key(TARGET) / sha
+    assert first.wheel.parent == wheels.builds_root() / "wheels" / wheels.target_key(TARGET) / sha
     assert "mlx/core.py" in members(first.wheel)
     assert first.wheel.parent.stat().st_mode & 0o777 == 0o755  # others sharing the cache read it
-    assert builds.cached_commits(TARGET, sha[:7]) == [sha]
-    monkeypatch.setattr(builds, "run_logged", no_build)
+    assert wheels.cached_commits(TARGET, sha[:7]) == [sha]
+    monkeypatch.setattr(builder, "run_logged", no_build)
     again = build(history, 4)
     assert again.cached and again.wheel == first.wheel and again.version == first.version
 
@@ -69,39 +70,41 @@ def test_objects_are_kept_between_builds_and_packaging_outputs_are_not(
 def test_a_commit_that_does_not_build_is_remembered(
     history: FakeHistory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    with pytest.raises(builds.BuildFailed) as failed:
+    with pytest.raises(builder.BuildFailed) as failed:
         build(history, BROKEN_AT)
     assert failed.value.remembered
     assert failed.value.cause == "src/kernels.cpp:3:1: error: expected ';' before '}' token"
-    assert builds.built(TARGET, history.shas[BROKEN_AT]) is None
-    assert builds.log_path(TARGET, history.shas[BROKEN_AT]).is_file()
-    real = envs.run_logged
-    monkeypatch.setattr(builds, "run_logged", no_build)
-    with pytest.raises(builds.BuildFailed, match="--retry-failed tries again"):
+    assert wheels.built(TARGET, history.shas[BROKEN_AT]) is None
+    assert wheels.log_path(TARGET, history.shas[BROKEN_AT]).is_file()
+    real = logged_process.run_logged
+    monkeypatch.setattr(builder, "run_logged", no_build)
+    with pytest.raises(builder.BuildFailed, match="--retry-failed tries again"):
         build(history, BROKEN_AT)
-    monkeypatch.setattr(builds, "run_logged", real)
-    with pytest.raises(builds.BuildFailed):
+    monkeypatch.setattr(builder, "run_logged", real)
+    with pytest.raises(builder.BuildFailed):
         build(history, BROKEN_AT, retry_failed=True)
 
 
 def test_a_stopped_build_keeps_nothing(history: FakeHistory) -> None:
     cancel = threading.Event()
     cancel.set()
-    with pytest.raises(builds.BuildFailed, match="stopped") as stopped:
-        builds.build(history.shas[2], TARGET, options(history), Source(None, None), None, cancel)
+    with pytest.raises(builder.BuildFailed, match="stopped") as stopped:
+        builder.build(history.shas[2], TARGET, options(history), Source(None, None), None, cancel)
     assert not stopped.value.remembered
-    assert builds.built(TARGET, history.shas[2]) is None
-    assert builds.remembered_failure(TARGET, history.shas[2]) is None
+    assert wheels.built(TARGET, history.shas[2]) is None
+    assert wheels.remembered_failure(TARGET, history.shas[2]) is None
 
 
 def test_a_second_builder_waits_for_the_first(history: FakeHistory) -> None:
-    holder = envs.Lock(f"build-{builds.target_key(TARGET)}")
+    holder = venvs.Lock(f"build-{wheels.target_key(TARGET)}")
     holder.acquire(exclusive=True)
     said: list[str] = []
-    done: list[builds.Built] = []
+    done: list[wheels.Built] = []
     worker = threading.Thread(
         target=lambda: done.append(
-            builds.build(history.shas[1], TARGET, options(history), Source(None, None), said.append)
+            builder.build(
+                history.shas[1], TARGET, options(history), Source(None, None), said.append
+            )
         )
     )
     worker.start()
@@ -123,33 +126,33 @@ def test_the_build_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) 
         "FETCHCONTENT_SOURCE_DIR_FMT": str(tmp_path / "fmt"),
         "FETCHCONTENT_SOURCE_DIR_JSON": "",
     }
-    env = builds._environment(TARGET, tmp_path / "venv", 2, deps, toolchain.Needs(True))
+    env = builder._environment(TARGET, tmp_path / "venv", 2, deps, toolchain.Needs(True))
     assert "MLX_BUILD_STAGE" not in env
     assert env["CMAKE_ARGS"] == (
         "-DMLX_BUILD_METAL=OFF -DMLX_BUILD_CUDA=OFF "
         f"-DFETCHCONTENT_SOURCE_DIR_FMT={tmp_path / 'fmt'} -DFETCHCONTENT_SOURCE_DIR_JSON= -DUSER=ON"
     )
     assert env["CMAKE_BUILD_PARALLEL_LEVEL"] == "2" and env["CMAKE_GENERATOR"] == "Ninja"
-    assert env["CCACHE_DIR"] == str(builds.builds_root() / "ccache")
+    assert env["CCACHE_DIR"] == str(wheels.builds_root() / "ccache")
     assert env["PATH"].startswith(f"{tmp_path / 'venv' / 'bin'}{os.pathsep}")
     spaced = {"FETCHCONTENT_SOURCE_DIR_FMT": str(tmp_path / "a b")}
     with pytest.raises(toolchain.BuildSetupError, match="space"):
-        builds._environment(TARGET, tmp_path, 2, spaced, toolchain.Needs(True))
+        builder._environment(TARGET, tmp_path, 2, spaced, toolchain.Needs(True))
 
 
 def test_build_requirements_follow_the_commit(history: FakeHistory) -> None:
     repo = sources.repository(history.path)
-    assert builds.requirements(repo, history.shas[0], toolchain.Needs()) == []
-    assert builds.requirements(repo, history.shas[0], toolchain.Needs(True)) == ["ninja"]
+    assert builder.requirements(repo, history.shas[0], toolchain.Needs()) == []
+    assert builder.requirements(repo, history.shas[0], toolchain.Needs(True)) == ["ninja"]
 
 
 def test_the_line_that_says_why_a_build_failed() -> None:
     log = "[3/97] Building x.o\nFAILED: x.o\nsrc/x.cpp:9:2: error: 'y' was not declared\nninja: stopped\n"
-    assert builds.cause(log) == "src/x.cpp:9:2: error: 'y' was not declared"
-    assert builds.cause("-- Configuring\nCMake Error at CMakeLists.txt:3 (find_package):\n") == (
+    assert builder.cause(log) == "src/x.cpp:9:2: error: 'y' was not declared"
+    assert builder.cause("-- Configuring\nCMake Error at CMakeLists.txt:3 (find_package):\n") == (
         "CMake Error at CMakeLists.txt:3 (find_package):"
     )
-    assert builds.cause("") == "no output"
+    assert builder.cause("") == "no output"
 
 
 def test_ctrl_c_during_a_build_stops_it_and_keeps_nothing(
@@ -163,5 +166,5 @@ def test_ctrl_c_during_a_build_stops_it_and_keeps_nothing(
     last = stopped.stderr.strip().splitlines()[-1]
     assert last == "mgradcheck: interrupted by SIGINT before any entry ran"
     assert stopped.builder_gone
-    assert builds.built(TARGET, history.shas[7]) is None
-    assert builds.remembered_failure(TARGET, history.shas[7]) is None
+    assert wheels.built(TARGET, history.shas[7]) is None
+    assert wheels.remembered_failure(TARGET, history.shas[7]) is None

@@ -10,9 +10,10 @@ from click.testing import CliRunner
 from packaging.version import Version
 
 from mgradcheck.cli import cli
-from mgradcheck.releases.cuda import OVERRIDE, DriverError, check_driver
-from mgradcheck.releases.index import Source, Target, list_releases
-from mgradcheck.releases.runs import Settings, open_release
+from mgradcheck.envs.cuda import OVERRIDE, DriverError, check_driver
+from mgradcheck.index.installable import Source, Target, list_releases
+from mgradcheck.releases.on_release import open_release
+from mgradcheck.releases.settings import Settings
 from tests.conftest import write_entry
 from tests.fake_mlx import CUDA13
 

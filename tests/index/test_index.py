@@ -16,7 +16,7 @@ from packaging.tags import Tag
 from packaging.version import Version
 
 from mgradcheck.errors import ReleaseError
-from mgradcheck.releases.index import (
+from mgradcheck.index.installable import (
     DEFAULT_INDEX,
     Source,
     Target,
@@ -26,7 +26,7 @@ from mgradcheck.releases.index import (
     parse_version,
     select_releases,
 )
-from mgradcheck.releases.pages import (
+from mgradcheck.index.pages import (
     IndexUnreachable,
     WheelFile,
     parse_html_page,

@@ -1,26 +1,14 @@
-"""Wheels of single MLX commits, built here once and kept in the cache under the commit's hash.
+"""The wheel of one MLX commit, built here in its target's work directory.
 
-MLX publishes no per-commit builds, so a commit-level bisect makes its own.
-Under ``cache_root()/builds/``::
-
-    wheels/<target>/<sha>/       the commit's wheel, and build.json (written last, with the rename)
-    wheels/<target>/<sha>.failed.json   a commit that does not build: remembered, with its log's tail
-    logs/<target>/<sha>.log      the commit's last build output
-    work/<target>/src/           one clone, checked out at each commit in turn
-    work/<target>/venv/          the build tools: the commit's build-system requirements, ninja
-    ccache/                      the compiler cache (unless $CCACHE_DIR names another)
-    deps/<name>/<version>/       dependencies taken from --mlx-deps clones (toolchain.py)
-
-``<target>`` is backend, platform and Python (``cpu-linux-x86_64-py3.11``): a
-wheel is built for one of each. One work directory per target, one build at a
-time in it (a lock), and always the same paths: MLX builds in-tree
-(``src/build/temp.*``), ninja then recompiles only the files a checkout
-changed, and ccache, whose keys hold absolute paths, hits for files a nearer
-commit already compiled. Packaging outputs (``build/lib.*``, ``build/bdist.*``,
-egg-info) are removed before each build: kept, they leak other commits' headers
-and stubs into the wheel. A wheel is built with ``MLX_BUILD_STAGE`` unset, so
-it holds its backend itself; MLX names its version after the commit
-(``0.32.0.dev20260101+6335c834c``).
+One work directory per target (:mod:`mgradcheck.builds.wheels` lays out the
+cache), one build at a time in it (a lock), and always the same paths: MLX
+builds in-tree (``src/build/temp.*``), ninja then recompiles only the files a
+checkout changed, and ccache, whose keys hold absolute paths, hits for files a
+nearer commit already compiled. Packaging outputs (``build/lib.*``,
+``build/bdist.*``, egg-info) are removed before each build: kept, they leak
+other commits' headers and stubs into the wheel. A wheel is built with
+``MLX_BUILD_STAGE`` unset, so it holds its backend itself; MLX names its
+version after the commit (``0.32.0.dev20260101+6335c834c``).
 """
 
 from __future__ import annotations
@@ -30,33 +18,38 @@ import os
 import re
 import shutil
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-from packaging.version import Version
 
 from mgradcheck.atomic import write_text
+from mgradcheck.builds import toolchain
+from mgradcheck.builds.sources import GitError, git
+from mgradcheck.builds.wheels import (
+    SCHEMA,
+    Built,
+    builds_root,
+    built,
+    failed_file,
+    keep,
+    log_path,
+    remembered_failure,
+    target_key,
+)
 from mgradcheck.clock import now
+from mgradcheck.envs.logged_process import run_logged
+from mgradcheck.envs.venvs import Lock, find_uv
 from mgradcheck.errors import EnvironmentFailure
-from mgradcheck.paths import cache_root, safe_name
-from mgradcheck.releases import toolchain
-from mgradcheck.releases.envs import Lock, find_uv, run_logged
-from mgradcheck.releases.index import Source, Target
-from mgradcheck.releases.pages import wheel_file
-from mgradcheck.releases.sources import GitError, git
+from mgradcheck.index.installable import Source, Target
+from mgradcheck.index.pages import wheel_file
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-SCHEMA = "mgradcheck-build"
-BUILT = "build.json"
 BUILD_TIMEOUT = 4 * 3600.0
 LOG_TAIL = 3000
 # Kept out of the build: release pipelines' switches that would split the wheel or rename it.
@@ -84,23 +77,11 @@ def default_jobs() -> int:
 class BuildOptions:
     """Where commits come from and how they are built."""
 
-    repo: Path  # the git directory of MLX's history (releases.sources.repository)
+    repo: Path  # the git directory of MLX's history (mgradcheck.builds.sources.repository)
     deps: Path | None = None  # clones of the dependencies MLX's CMake fetches, for offline builds
     jobs: int = field(default_factory=default_jobs)
     retry_failed: bool = False
     timeout: float = BUILD_TIMEOUT
-
-
-@dataclass(frozen=True)
-class Built:
-    """A commit's wheel, and what building it took (nothing when it was in the cache)."""
-
-    sha: str
-    wheel: Path
-    version: Version
-    seconds: float = 0.0
-    steps: int = 0  # build steps run (ninja's count): how much the caches saved
-    cached: bool = True
 
 
 class BuildFailed(EnvironmentFailure):
@@ -113,57 +94,6 @@ class BuildFailed(EnvironmentFailure):
         self.seconds = seconds  # spent building now (0: a failure remembered from before)
         again = " (remembered; --retry-failed tries again)" if remembered else ""
         super().__init__(f"building {sha[:9]} failed: {cause}{again}")
-
-
-def target_key(target: Target) -> str:
-    return safe_name(f"{target.backend}-{target.platform}-py{target.python}")
-
-
-def builds_root() -> Path:
-    return cache_root() / "builds"
-
-
-def _wheel_dir(target: Target, sha: str) -> Path:
-    return builds_root() / "wheels" / target_key(target) / sha
-
-
-def _failed_file(target: Target, sha: str) -> Path:
-    return builds_root() / "wheels" / target_key(target) / f"{sha}.failed.json"
-
-
-def log_path(target: Target, sha: str) -> Path:
-    return builds_root() / "logs" / target_key(target) / f"{sha}.log"
-
-
-def _read(path: Path) -> dict[str, Any] | None:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) and data.get("schema") == SCHEMA else None
-
-
-def built(target: Target, sha: str) -> Built | None:
-    """The commit's wheel from the cache, or None."""
-    directory = _wheel_dir(target, sha)
-    record = _read(directory / BUILT)
-    if record is None or not (directory / str(record.get("wheel"))).is_file():
-        return None
-    return Built(sha, directory / record["wheel"], Version(record["version"]))
-
-
-def cached_commits(target: Target, prefix: str) -> list[str]:
-    """Full hashes of the built commits that start with ``prefix``."""
-    root = builds_root() / "wheels" / target_key(target)
-    if not root.is_dir():
-        return []
-    return sorted(p.name for p in root.iterdir() if p.name.startswith(prefix) and p.is_dir())
-
-
-def remembered_failure(target: Target, sha: str) -> str | None:
-    """Why the commit did not build last time, or None."""
-    record = _read(_failed_file(target, sha))
-    return str(record.get("cause", "")) if record is not None else None
 
 
 def cause(log: str) -> str:
@@ -310,7 +240,7 @@ def build(
 
     Raises :class:`BuildFailed` when the commit does not build (remembered
     unless it looks like the network's fault), and
-    :class:`~mgradcheck.releases.toolchain.BuildSetupError` when this machine
+    :class:`~mgradcheck.builds.toolchain.BuildSetupError` when this machine
     cannot build MLX at all (a missing tool or dependency): that is no answer
     about the commit.
     """
@@ -386,56 +316,20 @@ def _build(
             "log": str(log),
             "log_tail": _tail(log),
         }
-        _failed_file(target, sha).parent.mkdir(parents=True, exist_ok=True)
-        write_text(_failed_file(target, sha), json.dumps(record, indent=1))
+        failed_file(target, sha).parent.mkdir(parents=True, exist_ok=True)
+        write_text(failed_file(target, sha), json.dumps(record, indent=1))
         raise BuildFailed(sha, why, True, time.monotonic() - started)
     wheels = [p for p in out.iterdir() if (w := wheel_file(p.name)) and w.project == "mlx"]
     if len(wheels) != 1:
         raise BuildFailed(sha, f"the build made {len(wheels)} mlx wheels, not one", False)
     seconds = time.monotonic() - started
-    return _keep(sha, target, wheels[0], seconds, steps.total)
-
-
-def _keep(sha: str, target: Target, wheel: Path, seconds: float, steps: int) -> Built:
-    """Move the wheel into the cache; its directory appears whole (a rename) or not at all."""
-    found = wheel_file(wheel.name)
-    assert found is not None  # checked by the caller
-    dest = _wheel_dir(target, sha)
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    partial = Path(tempfile.mkdtemp(prefix=f".{sha}.", dir=dest.parent))
-    try:
-        partial.chmod(0o755)  # mkdtemp's 0700 would hide the wheel from others sharing the cache
-        shutil.move(str(wheel), partial / wheel.name)
-        record = {
-            "schema": SCHEMA,
-            "sha": sha,
-            "version": str(found.version),
-            "wheel": wheel.name,
-            "seconds": round(seconds, 1),
-            "steps": steps,
-            "target": target_key(target),
-            "built": now(),
-        }
-        write_text(partial / BUILT, json.dumps(record, indent=1))
-        shutil.rmtree(dest, ignore_errors=True)
-        partial.rename(dest)
-    finally:
-        shutil.rmtree(partial, ignore_errors=True)
-    _failed_file(target, sha).unlink(missing_ok=True)
-    return Built(sha, dest / wheel.name, found.version, seconds, steps, cached=False)
+    return keep(sha, target, wheels[0], seconds, steps.total)
 
 
 __all__ = [
     "BuildFailed",
     "BuildOptions",
-    "Built",
     "build",
-    "builds_root",
-    "built",
-    "cached_commits",
     "cause",
-    "log_path",
-    "remembered_failure",
     "requirements",
-    "target_key",
 ]

@@ -26,26 +26,23 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
-import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from packaging.version import Version
 
 from mgradcheck.atomic import write_text
 from mgradcheck.clock import now
+from mgradcheck.envs.cuda import check_driver
+from mgradcheck.envs.logged_process import run_logged
 from mgradcheck.errors import EnvironmentFailure
+from mgradcheck.index.installable import Source, Target
 from mgradcheck.paths import cache_root, make_dir, safe_name
-from mgradcheck.releases.cuda import check_driver
-from mgradcheck.releases.index import Source, Target
-from mgradcheck.run import containment
-from mgradcheck.run.child_process import LAUNCHER
 
 FORMAT = 1
 SCHEMA = "mgradcheck-env"
@@ -55,14 +52,6 @@ FAILED = "failed.json"
 LOG = "install.log"
 INSTALL_TIMEOUT = 1800.0
 LOG_TAIL = 3000
-# Variables we resolve ourselves (index.Source) and pass as flags instead.
-RESOLVED_VARIABLES = (
-    "UV_DEFAULT_INDEX",
-    "UV_INDEX_URL",
-    "PIP_INDEX_URL",
-    "UV_NO_INDEX",
-    "PIP_NO_INDEX",
-)
 # A failure that looks like the network's is not remembered: it may work next time.
 TRANSIENT = re.compile(
     r"(?i)connect|timed? ?out|dns|network|temporar|unreachable|reset by peer|SSL"
@@ -121,7 +110,7 @@ class EnvSpec:
     source: Source
     installer: Installer
     packages: tuple[str, ...] = ("numpy",)
-    # A wheel built here from one commit (releases.builds): installed from its file, and
+    # A wheel built here from one commit (mgradcheck.builds): installed from its file, and
     # self-contained (its backend inside), so no extra names a companion package.
     wheel: Path | None = None
 
@@ -226,7 +215,7 @@ class ReleaseEnv:
         return self.path / "kernels"
 
 
-def _read_json(path: Path) -> dict[str, Any] | None:
+def read_json(path: Path) -> dict[str, Any] | None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -236,7 +225,7 @@ def _read_json(path: Path) -> dict[str, Any] | None:
 
 def is_ready(path: Path, digest: str | None = None) -> bool:
     """Complete, built for this spec, and its interpreter still there (its base Python may be gone)."""
-    done = _read_json(path / COMPLETE)
+    done = read_json(path / COMPLETE)
     if done is None or (digest is not None and done.get("digest") != digest):
         return False
     return os.path.exists(path / "venv" / "bin" / "python")
@@ -246,87 +235,6 @@ def needs_install(spec: EnvSpec, retry_failed: bool = False) -> bool:
     """Whether :func:`using` would run the installer (a remembered failure is not retried)."""
     path = envs_root() / spec.name
     return not is_ready(path, spec.digest) and (retry_failed or not (path / FAILED).exists())
-
-
-def run_logged(
-    argv: Sequence[str],
-    log: Path,
-    cwd: Path,
-    timeout: float,
-    cancel: threading.Event | None,
-    env: Mapping[str, str] | None = None,
-    on_line: Callable[[str], None] | None = None,
-) -> int:
-    """Run an installer or a build with its output appended to ``log``; -1 when stopped.
-
-    ``env`` defaults to ours less the index variables (passed as flags instead);
-    ``on_line`` sees each line of output as it comes, for progress displays.
-    """
-    if env is None:
-        env = {
-            k: v
-            for k, v in os.environ.items()
-            if k not in RESOLVED_VARIABLES and k != "VIRTUAL_ENV"
-        }
-    # ninja puts each compiler in a process group of its own: killing the build's group
-    # would leave them running. The box (a cgroup, else what the subreaper adopts) ends them.
-    box = containment.box()
-    with log.open("ab") as out:
-        out.write(f"$ {' '.join(argv)}\n".encode())
-        out.flush()
-        try:
-            process = subprocess.Popen(
-                # Through the child launcher, which makes the installer die with us.
-                [sys.executable, str(LAUNCHER), "--exec", *argv],
-                stdin=subprocess.DEVNULL,
-                stdout=out if on_line is None else subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                cwd=cwd,
-                env={**env, **box.env},
-                # Its own session, so that stopping it (Ctrl-C, SIGTERM, --timeout) takes the
-                # processes it started with it, and a terminal's Ctrl-C reaches only us.
-                start_new_session=True,
-                pass_fds=box.pass_fds,
-            )
-        except BaseException:
-            box.discard()
-            raise
-        reader = None
-        if on_line is not None and process.stdout is not None:
-            reader = threading.Thread(
-                target=_pump, args=(process.stdout, out, on_line), daemon=True
-            )
-            reader.start()
-        deadline = time.monotonic() + timeout
-        stopped = False
-        try:
-            while True:
-                # Asked first: a stop that came before a quick exit still counts as a stop.
-                if (cancel is not None and cancel.is_set()) or time.monotonic() > deadline:
-                    stopped, code = True, -1
-                    break
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    code = process.wait(timeout=0.5)
-                    break
-        finally:
-            # Also after a normal exit: nothing the installer left running outlives it.
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-            box.clean(process.pid)
-            if reader is not None:
-                reader.join(timeout=10)
-            if process.stdout is not None:
-                process.stdout.close()
-        if stopped:
-            out.write(b"\n[mgradcheck: stopped]\n")
-        return code
-
-
-def _pump(stream: IO[bytes], out: IO[bytes], on_line: Callable[[str], None]) -> None:
-    for raw in stream:
-        out.write(raw)
-        on_line(raw.decode("utf-8", "replace").rstrip())
 
 
 def _tail(path: Path) -> str:
@@ -399,7 +307,7 @@ def using(
             reused = is_ready(path, spec.digest)
             seconds = 0.0
             if not reused:
-                failed = _read_json(path / FAILED)
+                failed = read_json(path / FAILED)
                 if failed is not None and not retry_failed:
                     raise InstallFailed(
                         spec.version, str(failed.get("log_tail", "")), remembered=True
@@ -429,67 +337,3 @@ def using(
         yield ReleaseEnv(spec, path, reused, seconds)
     finally:
         lock.close()
-
-
-class State(enum.Enum):
-    READY = "ready"
-    FAILED = "failed"
-    INCOMPLETE = "incomplete"
-    IN_USE = "in use"
-
-
-@dataclass(frozen=True)
-class CachedEnv:
-    path: Path
-    state: State
-    spec: dict[str, Any]
-
-    @property
-    def version(self) -> str:
-        return str(self.spec.get("mlx", "?"))
-
-
-def _state(path: Path) -> State:
-    lock = Lock(path.name)
-    try:
-        if not lock.try_acquire():
-            return State.IN_USE
-    finally:
-        lock.close()
-    if is_ready(path):
-        return State.READY
-    return State.FAILED if (path / FAILED).exists() else State.INCOMPLETE
-
-
-def scan() -> tuple[list[CachedEnv], list[Path]]:
-    """Our environments, and the directories under envs/ that are not ours (left alone)."""
-    ours, foreign = [], []
-    for path in sorted(envs_root().iterdir()):
-        if not path.is_dir() or path.name == ".locks":
-            continue
-        marker = _read_json(path / MARKER)
-        if marker is None:
-            foreign.append(path)
-            continue
-        ours.append(CachedEnv(path, _state(path), dict(marker.get("spec", {}))))
-    return ours, foreign
-
-
-def prune(everything: bool = False, dry_run: bool = False) -> list[CachedEnv]:
-    """Remove our failed and half-built environments (all of ours with ``everything``)."""
-    removed = []
-    for env in scan()[0]:
-        if env.state is State.READY and not everything:
-            continue
-        lock = Lock(env.path.name)
-        try:
-            if not lock.try_acquire():
-                continue  # being built or used right now
-            if _read_json(env.path / MARKER) is None:
-                continue
-            if not dry_run:
-                shutil.rmtree(env.path)
-            removed.append(env)
-        finally:
-            lock.close()
-    return removed

@@ -1,0 +1,1 @@
+"""The environment cache: one virtual environment per MLX release, backend and Python."""

@@ -1,0 +1,79 @@
+"""What the environment cache holds: our environments and the state of each, and pruning them.
+
+Only directories with our marker are listed as ours and ever removed; any
+other directory under ``envs/`` is reported and left alone.
+"""
+
+from __future__ import annotations
+
+import enum
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mgradcheck.envs.venvs import FAILED, MARKER, Lock, envs_root, is_ready, read_json
+
+
+class State(enum.Enum):
+    READY = "ready"
+    FAILED = "failed"
+    INCOMPLETE = "incomplete"
+    IN_USE = "in use"
+
+
+@dataclass(frozen=True)
+class CachedEnv:
+    path: Path
+    state: State
+    spec: dict[str, Any]
+
+    @property
+    def version(self) -> str:
+        return str(self.spec.get("mlx", "?"))
+
+
+def _state(path: Path) -> State:
+    lock = Lock(path.name)
+    try:
+        if not lock.try_acquire():
+            return State.IN_USE
+    finally:
+        lock.close()
+    if is_ready(path):
+        return State.READY
+    return State.FAILED if (path / FAILED).exists() else State.INCOMPLETE
+
+
+def scan() -> tuple[list[CachedEnv], list[Path]]:
+    """Our environments, and the directories under envs/ that are not ours (left alone)."""
+    ours, foreign = [], []
+    for path in sorted(envs_root().iterdir()):
+        if not path.is_dir() or path.name == ".locks":
+            continue
+        marker = read_json(path / MARKER)
+        if marker is None:
+            foreign.append(path)
+            continue
+        ours.append(CachedEnv(path, _state(path), dict(marker.get("spec", {}))))
+    return ours, foreign
+
+
+def prune(everything: bool = False, dry_run: bool = False) -> list[CachedEnv]:
+    """Remove our failed and half-built environments (all of ours with ``everything``)."""
+    removed = []
+    for env in scan()[0]:
+        if env.state is State.READY and not everything:
+            continue
+        lock = Lock(env.path.name)
+        try:
+            if not lock.try_acquire():
+                continue  # being built or used right now
+            if read_json(env.path / MARKER) is None:
+                continue
+            if not dry_run:
+                shutil.rmtree(env.path)
+            removed.append(env)
+        finally:
+            lock.close()
+    return removed
