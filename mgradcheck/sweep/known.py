@@ -74,7 +74,9 @@ def cause_of(group: Group, shown: CaseResult) -> str:
         message = shown.message or ""
         signal = message.split(" ", 1)[0] if message.startswith("SIG") else group.kind
         check = _check(group, shown)
-        return f"{signal} in the {check} check" if check else signal
+        # Dying on the eager side (a reference, an out-of-bounds read) is not dying compiled.
+        side = " (eager)" if " while running eager " in message.split("\n", 1)[0] else ""
+        return f"{signal} in the {check} check{side}" if check else signal
     if group.kind == "error":
         seen = group.matching(shown)
         text = seen[0].get("detail", "") if seen else ""

@@ -213,6 +213,20 @@ def test_a_shape_following_graph_that_replays_wrong_is_still_a_finding() -> None
     assert result.findings[0].repro["variant"] == "broadcast operand"
 
 
+def test_one_more_leading_axis_keeps_a_literal_index_into_the_old_one_in_range() -> None:
+    # x[2] of (4, 3): a new leading axis of 2 would make it read out of bounds (MLX does not
+    # check), so the new axis is as long as the old leading one.
+    import numpy as np
+
+    from mgradcheck.child.gradcheck.layouts import _shapes
+    from mgradcheck.child.gradcheck.point import Point, Run
+    from mgradcheck.child.gradcheck.report import Result
+
+    run = Run(lambda x: x[2], [Arg((4, 3))], ["x"], ("shapeless",), None, None, Result("f", 0))
+    shapes = dict(_shapes(Point(run, "float32", 0, np.random.default_rng(0))))
+    assert shapes["one more axis"] == {0: (4, 4, 3)} and shapes["larger"] == {0: (5, 4)}
+
+
 def test_which_primitives_hold_a_traced_shape() -> None:
     x = mx.array([[1.0, 2.0], [3.0, 4.0]])
     assert fixed_shapes(lambda a: [a.reshape(-1)], [x]) == ["Reshape"]

@@ -57,6 +57,17 @@ def test_a_crash_in_another_check_is_another_cause() -> None:
     ]
 
 
+def test_dying_on_the_eager_side_is_another_cause() -> None:
+    eager = crash("sum-axis")
+    eager.message = eager.message.replace(
+        "while running shapeless compile", "while running eager vjp"
+    )
+    assert [key for key, _, _ in named([crash("mean-axis"), eager])] == [
+        "SIGSEGV in the shapeless check",
+        "SIGSEGV in the shapeless check (eager)",
+    ]
+
+
 def test_a_bug_fixed_before_the_release_is_not_matched() -> None:
     # fft-jvp-axes-subset is fixed in 0.32.2: on 0.32.0 it is that bug, on 0.32.4 a new one.
     assert named([wrong("fftn", "jvp")], "0.32.0")[0][2] == ("fft-jvp-axes-subset", False)

@@ -284,7 +284,9 @@ def _shapes(point: Point) -> list[tuple[str, dict[int, tuple[int, ...]]]]:
         if len(drawn) > 1 and shape[drawn[-1]]:
             s = shape[drawn[-1]]
             out.append(("broadcast operand", {drawn[-1]: (1, *s[1:])}))
-        out.append(("one more axis", {i: (2, *s) for i, s in shape.items()}))
+        # As long as the old leading axis, so that a literal index into it (x[2]) stays in
+        # range: MLX reads out of bounds without a word.
+        out.append(("one more axis", {i: (max([2, *s[:1]]), *s) for i, s in shape.items()}))
     return [(name, new) for name, new in out if any(new[i] != shape.get(i) for i in new)]
 
 
