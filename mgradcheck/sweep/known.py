@@ -89,27 +89,26 @@ def cause_of(group: Group, shown: CaseResult) -> str:
     return f"{ALIAS_OF.get(group.op, group.op)}: {group.kind} ({group.check})"
 
 
-def _names(entry: Entry, op: str) -> bool:
-    """Whether ``entry`` is about operation ``op`` or the function it is an alias of (by
-    name, as a word)."""
-    text = " ".join(
-        [entry.id, entry.title, entry.summary, " ".join(entry.tags), entry.code or ""]
-        + ([entry.found_by.case or ""] if entry.found_by else [])
-    ).replace("-", " ")
-    return any(
-        re.search(rf"(?<![\w]){re.escape(name)}(?![\w])", text) is not None
-        for name in _spellings(op)
-    )
+def _names(entry: Entry, group: Group) -> bool:
+    """Whether ``entry`` is about ``group``'s operation: found by one of its sweep cases,
+    naming it in its code (``mx.op``, ``mx.fft.op``, a method call ``x.op(``), or tagged with it.
+    Prose is not read: "each slice" is not ``x[2]``."""
+    if entry.found_by is not None and entry.found_by.case in {
+        r.task.case.id for r in group.results
+    }:
+        return True
+    for name in _spellings(group.op):
+        if name in entry.tags:
+            return True
+        call = rf"mx\.(?:\w+\.)?{re.escape(name)}\b|\.{re.escape(name)}\s*\("
+        if re.search(call, entry.code or "") or re.search(call, str(entry.gradcheck or "")):
+            return True
+    return False
 
 
 def _spellings(op: str) -> set[str]:
-    """How an entry may name the catalogue's ``op``: as is, the function an alias names, and
-    an assignment (``x[...] = v``, catalogue ``slice_assign``, ``mask_assign``) in words."""
-    names = {op, ALIAS_OF.get(op, op)}
-    if op.endswith("_assign"):
-        kind = op.removesuffix("_assign")
-        names |= {f"{kind} assignment", f"{kind}ed assignment"}
-    return names
+    """The catalogue's ``op`` and the function an alias of it names."""
+    return {op, ALIAS_OF.get(op, op)}
 
 
 def matches(entry: Entry, group: Group, check: str, mlx: Version, backend: str) -> bool:
@@ -122,7 +121,7 @@ def matches(entry: Entry, group: Group, check: str, mlx: Version, backend: str) 
         return False
     if check and not TAGS.get(check, {check}) & set(entry.tags):
         return False
-    return _names(entry, group.op)
+    return _names(entry, group)
 
 
 def causes(
