@@ -72,11 +72,12 @@ def cause_of(group: Group, shown: CaseResult) -> str:
     """The cause of ``group`` as seen in ``shown`` (its shrunk run, or a member)."""
     if group.kind in ("crash", "timeout"):
         message = shown.message or ""
-        signal = message.split(" ", 1)[0] if message.startswith("SIG") else group.kind
         check = _check(group, shown)
         # Dying on the eager side (a reference, an out-of-bounds read) is not dying compiled.
         side = " (eager)" if " while running eager " in message.split("\n", 1)[0] else ""
-        return f"{signal} in the {check} check{side}" if check else signal
+        # Memory a primitive corrupts kills with SIGSEGV one time and SIGABRT another.
+        died = "a hang" if group.kind == "timeout" else "a crash"
+        return f"{died} in the {check} check{side}" if check else died
     if group.kind == "error":
         seen = group.matching(shown)
         text = seen[0].get("detail", "") if seen else ""

@@ -42,7 +42,7 @@ def test_one_crash_through_many_operations_is_one_cause_and_the_known_entry() ->
     found = named([crash("mean-axis"), crash("sum-axis"), crash("softmax")])
     assert found == [
         (
-            "SIGSEGV in the shapeless check",
+            "a crash in the shapeless check",
             ["mean", "sum", "softmax"],
             ("shapeless-reduction-to-size1-crash", False),
         )
@@ -52,8 +52,8 @@ def test_one_crash_through_many_operations_is_one_cause_and_the_known_entry() ->
 def test_a_crash_in_another_check_is_another_cause() -> None:
     found = named([crash("sum-axis"), crash("mean-axis", check="vmap")])
     assert [(key, entry) for key, _, entry in found] == [
-        ("SIGSEGV in the shapeless check", ("shapeless-reduction-to-size1-crash", False)),
-        ("SIGSEGV in the vmap check", (None, False)),
+        ("a crash in the shapeless check", ("shapeless-reduction-to-size1-crash", False)),
+        ("a crash in the vmap check", (None, False)),
     ]
 
 
@@ -63,8 +63,8 @@ def test_dying_on_the_eager_side_is_another_cause() -> None:
         "while running shapeless compile", "while running eager vjp"
     )
     assert [key for key, _, _ in named([crash("mean-axis"), eager])] == [
-        "SIGSEGV in the shapeless check",
-        "SIGSEGV in the shapeless check (eager)",
+        "a crash in the shapeless check",
+        "a crash in the shapeless check (eager)",
     ]
 
 
