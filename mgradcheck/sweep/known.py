@@ -37,7 +37,7 @@ from mgradcheck.sweep.findings import Group
 TAGS = {
     "jvp": {"jvp", "forward-mode"}, "vjp": {"vjp", "grad"}, "subsets": {"jvp", "vjp", "grad"},
     "dtype": {"jvp", "vjp", "grad", "dtype", "wrong-shape"}, "compile": {"compile"},
-    "views": {"compile"}, "specials": {"compile"}, "shapeless": {"shapeless"},
+    "views": {"compile", "views"}, "specials": {"compile"}, "shapeless": {"shapeless"},
     "hessian": {"second-order"}, "vmap": {"vmap"}, "checkpoint": {"checkpoint"},
     "custom": {"custom-function"},
 }  # fmt: skip
