@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 from packaging.version import InvalidVersion, Version
 
+from mgradcheck.child.gradcheck_spec import COMPILED
 from mgradcheck.corpus.entry import Entry
 from mgradcheck.outcomes import Outcome
 from mgradcheck.sweep.catalogue.elementwise import ALIAS_OF
@@ -42,6 +43,7 @@ TAGS = {
     "custom": {"custom-function"},
 }  # fmt: skip
 _CRUMB_CHECK = re.compile(r'\| \{"check": "(\w+)"')
+_GENERATED = re.compile(r"\b(?=\w*[A-Z])(?=\w*[a-z])\w{16,}\b")  # CfNIBroadcastADfNOAdd...
 _NUMBERS = re.compile(r"-?\d+(\.\d+)?(e-?\d+)?")
 
 
@@ -53,6 +55,7 @@ class Cause:
     groups: list[Group] = field(default_factory=list)
     entry: str | None = None  # the corpus entry that holds it, if any
     by_design: bool = False  # that entry is a guard of documented behaviour
+    sure: int = 0  # how surely (see _names)
 
     @property
     def ops(self) -> list[str]:
@@ -77,11 +80,14 @@ def cause_of(group: Group, shown: CaseResult) -> str:
         side = " (eager)" if " while running eager " in message.split("\n", 1)[0] else ""
         # Memory a primitive corrupts kills with SIGSEGV one time and SIGABRT another.
         died = "a hang" if group.kind == "timeout" else "a crash"
-        return f"{died} in the {check} check{side}" if check else died
+        # Compiled checks share the compiler, where one bug kills many operations; a
+        # transform's crash is its primitive's (each has its own jvp, vjp, vmap).
+        who = "" if check in COMPILED else f"{ALIAS_OF.get(group.op, group.op)}: "
+        return f"{who}{died} in the {check} check{side}" if check else f"{who}{died}"
     if group.kind == "error":
         seen = group.matching(shown)
         text = seen[0].get("detail", "") if seen else ""
-        return f"{group.check} raises {_NUMBERS.sub('N', str(text))[:160]}"
+        return f"{group.check} raises {_said(str(text))}"
     seen = group.matching(shown)
     repro = seen[0].get("repro", {}) if seen else {}
     if group.check == "specials" and "special" in repro:  # one constant or input, many ops
@@ -90,21 +96,30 @@ def cause_of(group: Group, shown: CaseResult) -> str:
     return f"{ALIAS_OF.get(group.op, group.op)}: {group.kind} ({group.check})"
 
 
-def _names(entry: Entry, group: Group) -> bool:
-    """Whether ``entry`` is about ``group``'s operation: found by one of its sweep cases,
-    naming it in its code (``mx.op``, ``mx.fft.op``, a method call ``x.op(``), or tagged with it.
-    Prose is not read: "each slice" is not ``x[2]``."""
+def _said(text: str) -> str:
+    """MLX's message without what varies between operations and runs: numbers, generated
+    names (a kernel's), and what follows a quote (a command line)."""
+    text = _GENERATED.sub("K", text.split('"', 1)[0])
+    return _NUMBERS.sub("N", text).strip()[:160]
+
+
+def _names(entry: Entry, group: Group) -> int:
+    """How surely ``entry`` is about ``group``'s operation: 3 when one of its sweep cases
+    found it, 2 when it is tagged with it, 1 when its code names it (``mx.op``,
+    ``mx.fft.op``, a method call ``x.op(``), else 0. Prose is not read: "each slice" is not
+    ``x[2]``."""
     if entry.found_by is not None and entry.found_by.case in {
         r.task.case.id for r in group.results
     }:
-        return True
-    for name in _spellings(group.op):
-        if name in entry.tags:
-            return True
+        return 3
+    names = _spellings(group.op)
+    if names & set(entry.tags):
+        return 2
+    for name in names:
         call = rf"mx\.(?:\w+\.)?{re.escape(name)}\b|\.{re.escape(name)}\s*\("
         if re.search(call, entry.code or "") or re.search(call, str(entry.gradcheck or "")):
-            return True
-    return False
+            return 1
+    return 0
 
 
 def _spellings(op: str) -> set[str]:
@@ -112,16 +127,17 @@ def _spellings(op: str) -> set[str]:
     return {op, ALIAS_OF.get(op, op)}
 
 
-def matches(entry: Entry, group: Group, check: str, mlx: Version, backend: str) -> bool:
-    """Whether ``entry`` is the known bug (or guard) behind ``group``, seen by ``check``."""
+def matches(entry: Entry, group: Group, check: str, mlx: Version, backend: str) -> int:
+    """How surely ``entry`` is the known bug (or guard) behind ``group``, seen by ``check``
+    (see :func:`_names`); 0 when it is not."""
     if entry.bug.affects and not entry.bug.expected(mlx, backend):
-        return False  # a bug this release should not have
+        return 0  # a bug this release should not have
     crash = group.kind in ("crash", "timeout")
     wanted = {Outcome.CRASH, Outcome.TIMEOUT} if crash else {Outcome.FAIL}
     if not wanted & set(entry.bug.outcomes):
-        return False
+        return 0
     if check and not TAGS.get(check, {check}) & set(entry.tags):
-        return False
+        return 0
     return _names(entry, group)
 
 
@@ -142,9 +158,10 @@ def causes(
         key = cause_of(group, run)
         cause = found.setdefault(key, Cause(key))
         cause.groups.append(group)
-        if cause.entry is None and version is not None and backend:
+        if version is not None and backend:
             check = _check(group, run)
-            hit = next((e for e in entries if matches(e, group, check, version, backend)), None)
-            if hit is not None:
-                cause.entry, cause.by_design = hit.id, not hit.bug.affects
+            for entry in entries:  # the surest match of any of the cause's groups
+                sure = matches(entry, group, check, version, backend)
+                if sure > cause.sure:
+                    cause.entry, cause.by_design, cause.sure = entry.id, not entry.bug.affects, sure
     return list(found.values())

@@ -53,7 +53,7 @@ def test_a_crash_in_another_check_is_another_cause() -> None:
     found = named([crash("sum-axis"), crash("mean-axis", check="vmap")])
     assert [(key, entry) for key, _, entry in found] == [
         ("a crash in the shapeless check", ("shapeless-reduction-to-size1-crash", False)),
-        ("a crash in the vmap check", (None, False)),
+        ("mean: a crash in the vmap check", (None, False)),
     ]
 
 
