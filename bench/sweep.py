@@ -15,7 +15,8 @@ of its own (a fresh $MGRADCHECK_CACHE, so the first pass builds every kernel):
   3. isolation: the catalogue with -j 1 and no shrinking against the same runs
      one after another in one process, without children (target <= 1.3x),
      both from the same warm kernels; both leave out the cases that crashed or
-     hung in the warm pass, since one process cannot survive them.
+     hung in the warm pass, and when MLX still kills the process (memory one
+     case corrupts can kill a later one) a new one goes on after that case.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+# Runs the specs from argv[2] on, writing each one's index to argv[3] before it starts.
 IN_ONE_PROCESS = """\
 import json, sys
 import mlx.core as mx
@@ -38,11 +40,14 @@ import numpy as np
 from mgradcheck.child.gradcheck.api import check_spec
 from mgradcheck.child import checks
 scope = {"mx": mx, "np": np, **{n: getattr(checks, n) for n in checks.__all__}}
-for spec in json.load(open(sys.argv[1])):
-    try:
-        check_spec(spec, scope)
-    except Exception:
-        pass  # a case that raises is one result among many, as in the sweep
+specs = json.load(open(sys.argv[1]))
+with open(sys.argv[3], "w") as at:
+    for k in range(int(sys.argv[2]), len(specs)):
+        at.write(f"{k}\\n"); at.flush()
+        try:
+            check_spec(specs[k], scope)
+        except Exception:
+            pass  # a case that raises is one result among many, as in the sweep
 """
 
 
@@ -62,21 +67,31 @@ def kernels_in(root: Path) -> int:
     return sum(1 for _ in libraries(root))
 
 
-def in_one_process(specs: list[dict[str, object]], env: dict[str, str]) -> float:
-    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
-        json.dump(specs, f)
-    start = time.perf_counter()
-    subprocess.run([sys.executable, "-c", IN_ONE_PROCESS, f.name], env=env, check=True)
-    elapsed = time.perf_counter() - start
-    os.unlink(f.name)
-    return elapsed
+def in_one_process(specs: list[dict[str, object]], env: dict[str, str]) -> tuple[float, int]:
+    """The specs one after another in one process, without isolation; when MLX kills it
+    (memory one case corrupts can kill a later one), a new process goes on after the case
+    it died in. Seconds, and how many processes died."""
+    work = Path(tempfile.mkdtemp(prefix="mgradcheck-floor-"))
+    (work / "specs.json").write_text(json.dumps(specs))
+    start, first, died = time.perf_counter(), 0, 0
+    while first < len(specs):
+        code = [sys.executable, "-c", IN_ONE_PROCESS, str(work / "specs.json"), str(first)]
+        done = subprocess.run([*code, str(work / "at")], env=env)
+        if done.returncode == 0:
+            break
+        died += 1
+        first = int((work / "at").read_text().split()[-1]) + 1
+    return time.perf_counter() - start, died
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ops", action="append", default=[], help="Only these cases (patterns).")
     parser.add_argument("--shards", default="2,4", help="Shard counts to measure (default 2,4).")
-    parser.add_argument("--skip", action="append", default=[], choices=("shards", "isolation"))
+    parser.add_argument(
+        "--skip", action="append", default=[], choices=("whole", "shards", "isolation"),
+        help="Leave a part out ('whole' reads the warm pass's report from --keep).",
+    )  # fmt: skip
     parser.add_argument("--keep", type=Path, help="Keep the reports in this directory.")
     parser.add_argument(
         "--cache", type=Path, help="Use this cache (an earlier run's: its first pass is warm)."
@@ -108,7 +123,8 @@ def main() -> None:
         print(f"  {name:<44} {seconds:8.1f} s  {note}", flush=True)
 
     whole: dict[str, float] = {}
-    for label in ("cold", "warm"):
+    report: dict[str, Any] = {}
+    for label in ("cold", "warm") if "whole" not in args.skip else ():
         before = kernels_in(kernels)
         seconds, report = cli_sweep(select, reports / f"whole-{label}.json", env)
         built = kernels_in(kernels) - before
@@ -117,6 +133,9 @@ def main() -> None:
         row(f"default sweep -j2, {label} kernel cache", seconds,
             f"{built} kernels built; {len(report['results'])} runs, "
             f"{len(report['findings'])} findings; start-up {startup:.1f} s")  # fmt: skip
+    if "whole" in args.skip:
+        report = json.loads((reports / "whole-warm.json").read_text())
+        whole["warm"] = report["seconds"]
     warm_startup = whole["warm"] - report["seconds"]
     died = {r["case"] for r in report["results"] if r["status"] in ("crash", "timeout")}
     work_whole = whole["warm"] - warm_startup
@@ -148,8 +167,9 @@ def main() -> None:
         row(f"catalogue -j1, no shrinking, in children ({len(died)} cases out)", children)
         with own_tmpdir(kernels, work) as tmp:  # the same warm kernels, as a child gets them
             specs = [dict(t.spec) for t in plan(plain, survived)[1]]
-            one = in_one_process(specs, {**command.env(), **tmp})
-        row("the same runs in one process", one, f"isolation {children / one:.2f}x")
+            one, deaths = in_one_process(specs, {**command.env(), **tmp})
+        row("the same runs in one process", one,
+            f"isolation {children / one:.2f}x ({deaths} times killed by MLX and gone on)")  # fmt: skip
 
     print(f"\nwarm default sweep: {whole['warm']:.0f} s (target <= 600 s on 2 cores)")
     for name, _, note in rows:
