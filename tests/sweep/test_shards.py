@@ -72,7 +72,9 @@ def same(data: Any) -> Any:
     """A sweep report less what says how it ran (its shards, how long, each run's time): what
     it found."""
     if isinstance(data, dict):
-        return {k: same(v) for k, v in data.items() if k not in ("meta", "seconds")}
+        return {
+            k: same(v) for k, v in data.items() if k not in ("meta", "seconds", "shrink_seconds")
+        }
     return [same(v) for v in data] if isinstance(data, list) else data
 
 
