@@ -119,6 +119,7 @@ def test_a_wheel_in_a_bare_venv_runs_the_bundled_corpus_from_anywhere(tmp_path: 
     names = zipfile.ZipFile(wheel).namelist()
     assert "mgradcheck/bundled_corpus/where-jvp-zero-tangent.yaml" in names
     assert "mgradcheck/schemas/corpus-entry.schema.json" in names
+    assert "mgradcheck/sweep/data/mlx-primitives.json" in names  # report upstream's index of MLX
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
     venv = tmp_path / "venv"
     subprocess.run([uv, "venv", "--quiet", "--python", sys.executable, str(venv)], check=True)

@@ -162,8 +162,10 @@ def upstream_command(
     Title and summary, a standalone reproducer (MLX and NumPy only) that
     raises AssertionError while the bug is present, what it printed on the
     newest release chosen, the releases where it reproduces (run through the
-    cached release environments), and the environment. A gradcheck entry is
-    run first to learn which transform combination fails, and where.
+    cached release environments), where to look in MLX (the primitive methods
+    at fault, as file:line in the MLX sources indexed in the package), and the
+    environment. A gradcheck entry is run first to learn which transform
+    combination fails, and where.
     """
     from mgradcheck.atomic import write_text
     from mgradcheck.envs.venvs import needs_install

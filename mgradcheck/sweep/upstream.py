@@ -31,6 +31,7 @@ from mgradcheck.releases.settings import Settings
 from mgradcheck.reports.markdown import cell, prose
 from mgradcheck.run.display import Progress, Silent, printable
 from mgradcheck.run.observation import Environment, Observation
+from mgradcheck.sweep import mlx_places
 from mgradcheck.sweep import script as scripts
 from mgradcheck.sweep.catalogue import Case
 from mgradcheck.sweep.execute import Executor, Status, Task
@@ -187,7 +188,7 @@ def _fence(text: str, info: str = "") -> str:
 
 
 def render(found: Issue) -> str:
-    """The issue as Markdown: title, summary, script, observed, releases, environment.
+    """The issue as Markdown: title, summary, script, observed, releases, where to look, environment.
 
     What the corpus and the child wrote is shown as written, never as markup: code in
     fences that no line of it can close, the rest escaped (no link, no heading, no
@@ -223,6 +224,7 @@ Standalone (MLX and NumPy only); it raises `AssertionError` while the bug is pre
 |---|---|
 {table}
 
+{mlx_places.section(entry, found.releases, backend)}
 ### Environment
 
 - mlx {mlx}, backend {backend} ({cell(str(env.device))})

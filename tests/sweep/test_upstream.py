@@ -60,6 +60,21 @@ def test_the_issue_names_the_releases_where_it_reproduces() -> None:
     assert "found by mgradcheck sweep on mlx 0.31.1" in text
 
 
+def test_the_issue_says_where_to_look_in_mlx_and_what_was_checked() -> None:
+    from mgradcheck.corpus.loader import bundled_corpus, load
+
+    (addmm,) = (e for e in load([bundled_corpus()]) if e.id == "addmm-jvp-alpha-beta")
+    run = Observation(
+        Outcome.FAIL, 0.1, stdout="mlx 0.32.4 Device(cpu, 0)\n", message="jvp of addmm"
+    )
+    cells = (Judged(Version("0.32.4"), State.BAD, "fail", "r"),)
+    text = upstream.render(upstream.Issue(addmm, "print(1)\n", run, environment(), cells))
+    releases, where, env = (text.index(f"### {h}") for h in ("Releases", "Where to look in MLX", "Environment"))  # fmt: skip
+    assert releases < where < env
+    assert re.search(r"^- `AddMM::jvp` in mlx/primitives\.cpp:\d+ \(`mx\.addmm`\)$", text, re.M)
+    assert "Checked on cpu: the script above reproduces on mlx 0.32.4. " in text
+
+
 HOSTILE = "```\n## Heading\n@maintainer ![image](http://x/i.png) [link](http://x) <b>bold</b>\n````"
 
 
