@@ -36,7 +36,7 @@ from packaging.version import Version
 from mgradcheck.corpus.entry import Entry
 from mgradcheck.envs import venvs
 from mgradcheck.index.installable import Source, Target, list_releases
-from mgradcheck.releases import bisect as bisecting
+from mgradcheck.releases import bisect_releases as bisecting
 from mgradcheck.releases.bisection import Plan
 from mgradcheck.releases.regress import State
 from mgradcheck.releases.settings import Settings

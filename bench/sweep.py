@@ -107,7 +107,7 @@ def main() -> None:
     from mgradcheck.paths import kernel_dir
     from mgradcheck.run import stages
     from mgradcheck.run.kernels import own_tmpdir
-    from mgradcheck.sweep.run import SweepOptions, plan, sweep
+    from mgradcheck.sweep.pipeline import SweepOptions, plan, sweep
 
     command, mlx = stages.prepare(sys.executable)
     kernels = kernel_dir(mlx.mlx, mlx.backend, mlx.python)

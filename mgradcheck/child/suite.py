@@ -1,6 +1,6 @@
 """Run tests of an upstream suite in this (fresh) interpreter, one JSON line per event.
 
-Called by a generated entry's code (see :mod:`mgradcheck.suites.execute`):
+Called by a generated entry's code (see :mod:`mgradcheck.suites.suite_runs`):
 ``run_tests(spec)`` puts the suite's root first on ``sys.path``, as unittest
 and pytest do, so that helper modules beside the tests (MLX's ``mlx_tests``)
 import as they do there; then, for each test, it appends a ``start`` line to

@@ -1,7 +1,7 @@
 """``mgradcheck bisect`` and ``matrix``: commands over real MLX releases (and commits built here).
 
 Thin: options are parsed and checked here (every version and URL before any
-subprocess starts); the work is :func:`mgradcheck.releases.bisect.bisect_entry`,
+subprocess starts); the work is :func:`mgradcheck.releases.bisect_releases.bisect_entry`,
 :func:`mgradcheck.releases.bisect_commits.bisect_commits` and
 :func:`mgradcheck.releases.release_matrix.matrix_of`. Heavy imports stay inside the
 commands so that ``mgradcheck --help`` stays quick.
@@ -177,7 +177,7 @@ def bisect(
 
     There is no -j: which release runs next depends on the last one's answer.
     """
-    from mgradcheck.releases.bisect import bisect_entry
+    from mgradcheck.releases.bisect_releases import bisect_entry
     from mgradcheck.releases.choice import Commit, Release
     from mgradcheck.reports.bisect import render
     from mgradcheck.reports.outputs import check_writable_paths

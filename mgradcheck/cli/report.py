@@ -172,7 +172,7 @@ def upstream_command(
     from mgradcheck.reports.outputs import check_writable_paths
     from mgradcheck.run import stages
     from mgradcheck.run.display import choose
-    from mgradcheck.sweep import upstream
+    from mgradcheck.sweep import upstream_issue as upstream
 
     (entry,) = stages.select(stages.load_corpus(corpus_paths), [entry_id])
     check_writable_paths(output, inputs=stages.corpus_inputs(corpus_paths))

@@ -151,10 +151,10 @@ def sweep(
     from mgradcheck.cli.sharding import take
     from mgradcheck.reports.outputs import check_directory, check_writable_paths
     from mgradcheck.run.display import choose
-    from mgradcheck.sweep import report as sweep_report
+    from mgradcheck.sweep import render as sweep_report
     from mgradcheck.sweep import shards
-    from mgradcheck.sweep.run import SweepOptions, plan
-    from mgradcheck.sweep.run import sweep as run_sweep
+    from mgradcheck.sweep.pipeline import SweepOptions, plan
+    from mgradcheck.sweep.pipeline import sweep as run_sweep
 
     options = SweepOptions(
         patterns=patterns, dtypes=dtypes, budget=budget, jobs=jobs, points=points, seed=seed,

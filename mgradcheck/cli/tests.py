@@ -23,8 +23,8 @@ if TYPE_CHECKING:
     from mgradcheck.releases.settings import Settings
     from mgradcheck.run.results import Report
     from mgradcheck.suites.collect import SuiteTest
-    from mgradcheck.suites.execute import SuiteOptions
-    from mgradcheck.suites.upstream import Checkout
+    from mgradcheck.suites.mlx_tests import Checkout
+    from mgradcheck.suites.suite_runs import SuiteOptions
 
 EPILOG = """\b
 Outcomes (no verdicts: a test has no expectation but to pass):
@@ -67,7 +67,7 @@ def _load(
 
     checkout = None
     if revision is not None:
-        from mgradcheck.suites.upstream import checkout as take
+        from mgradcheck.suites.mlx_tests import checkout as take
 
         checkout = take(revision, repo)
         paths = [str(checkout.directory / p) for p in paths] or [str(checkout.directory)]
@@ -147,7 +147,7 @@ def tests(
     from mgradcheck.cli.sharding import take
     from mgradcheck.corpus.shard import Unit
     from mgradcheck.releases.choice import Commit
-    from mgradcheck.suites.execute import SuiteOptions
+    from mgradcheck.suites.suite_runs import SuiteOptions
 
     _check_modes(matrix, click.get_current_context().params)
     if force and emit_dir is None:
@@ -198,7 +198,7 @@ def _run(
     from mgradcheck.reports.outputs import report_outputs
     from mgradcheck.reports.stage import run_and_report
     from mgradcheck.run.display import choose
-    from mgradcheck.suites.execute import report_of, store_runs
+    from mgradcheck.suites.suite_runs import report_of, store_runs
 
     outputs = report_outputs(json_path, junit_path, summary_path, badge_path)
     progress = choose(quiet)

@@ -23,7 +23,7 @@ from mgradcheck.builds.commits import Commit
 from mgradcheck.corpus.entry import Entry
 from mgradcheck.errors import UsageError
 from mgradcheck.releases import bisection, choice
-from mgradcheck.releases.bisect import BisectResult
+from mgradcheck.releases.bisect_releases import BisectResult
 from mgradcheck.releases.bisection import Bisection, End, Kind, Plan
 from mgradcheck.releases.on_release import Status, run_release
 from mgradcheck.releases.regress import RegressOn, State, judge_run

@@ -45,8 +45,8 @@ from mgradcheck.releases.settings import Settings
 from mgradcheck.run.display import Progress
 from mgradcheck.suites.collect import SuiteTest
 from mgradcheck.suites.inline import NotInlinable, inline
+from mgradcheck.suites.mlx_tests import TESTS, Checkout, added_by
 from mgradcheck.suites.source import Source, shown
-from mgradcheck.suites.upstream import TESTS, Checkout, added_by
 
 TIMEOUT = 120
 

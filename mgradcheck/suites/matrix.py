@@ -22,7 +22,7 @@ from mgradcheck.releases.release_matrix import Matrix, matrix_of
 from mgradcheck.releases.settings import Settings
 from mgradcheck.run.display import Progress
 from mgradcheck.suites.collect import SuiteTest
-from mgradcheck.suites.execute import SuiteOptions, execute_for_release
+from mgradcheck.suites.suite_runs import SuiteOptions, execute_for_release
 
 REGRESS_ON = RegressOn.NON_PASS
 SUBJECT = "a test suite"

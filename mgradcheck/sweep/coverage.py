@@ -20,9 +20,9 @@ from mgradcheck.run.child_process import ChildCommand
 from mgradcheck.run.display import Silent
 from mgradcheck.run.observation import Environment
 from mgradcheck.run.runner import Job, JobRun, Runner, RunOptions
+from mgradcheck.sweep.case_runs import CaseResult, Status
 from mgradcheck.sweep.catalogue import Case
-from mgradcheck.sweep.catalogue.coverage import EXCLUDED, Coverage, account, public
-from mgradcheck.sweep.execute import CaseResult, Status
+from mgradcheck.sweep.catalogue.excluded import EXCLUDED, Coverage, account, public
 
 CHECKED, FINDING, UNSUPPORTED, NOT_COVERED = "checked", "finding", "unsupported", "not covered"
 
@@ -30,7 +30,7 @@ CHECKED, FINDING, UNSUPPORTED, NOT_COVERED = "checked", "finding", "unsupported"
 def public_names(command: ChildCommand, env: Environment) -> list[str]:
     """The target MLX's public callables, qualified (``mx.sin``, ``linalg.inv``)."""
     code = (
-        "from mgradcheck.child.gradcheck.entry import write_public_callables\n"
+        "from mgradcheck.child.gradcheck.entry_points import write_public_callables\n"
         "write_public_callables(__mgradcheck_log__)\n"  # a file with no name, read back here
     )
     jobs = iter([Job("sweep-public-callables", code, 120.0)])

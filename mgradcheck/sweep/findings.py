@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from mgradcheck.sweep.execute import CaseResult, Status
+from mgradcheck.sweep.case_runs import CaseResult, Status
 
 DTYPE_ORDER = ("float32", "float64", "float16", "bfloat16")
 # Which of several kinds seen on the same runs names the bug best.

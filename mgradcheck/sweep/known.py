@@ -30,8 +30,8 @@ from packaging.version import InvalidVersion, Version
 from mgradcheck.child.gradcheck_spec import COMPILED
 from mgradcheck.corpus.entry import Entry
 from mgradcheck.outcomes import Outcome
+from mgradcheck.sweep.case_runs import CaseResult
 from mgradcheck.sweep.catalogue.elementwise import ALIAS_OF
-from mgradcheck.sweep.execute import CaseResult
 from mgradcheck.sweep.findings import Group
 
 # The corpus tags that say an entry is about what a check exercises.

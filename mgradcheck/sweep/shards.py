@@ -22,8 +22,8 @@ from mgradcheck.reports.json_report import check_schema
 from mgradcheck.reports.markdown import GITHUB_LIMIT, cell
 from mgradcheck.reports.merge import check_shards, positions, sharded
 from mgradcheck.run.observation import Environment
-from mgradcheck.sweep.execute import Status, Task
-from mgradcheck.sweep.run import SCHEMA, SCHEMA_VERSION
+from mgradcheck.sweep.case_runs import Status, Task
+from mgradcheck.sweep.pipeline import SCHEMA, SCHEMA_VERSION
 from mgradcheck.wording import count
 
 

@@ -25,7 +25,7 @@ from typing import Any
 
 from mgradcheck.child.gradcheck_spec import CHECKS, FLOATS
 from mgradcheck.run.display import Progress, Silent
-from mgradcheck.sweep.execute import CaseResult, Executor, Status, Task
+from mgradcheck.sweep.case_runs import CaseResult, Executor, Status, Task
 from mgradcheck.sweep.findings import Group, arg_names
 from mgradcheck.wording import count
 

@@ -220,7 +220,7 @@ def test_one_more_leading_axis_keeps_a_literal_index_into_the_old_one_in_range()
 
     from mgradcheck.child.gradcheck.layouts import _shapes
     from mgradcheck.child.gradcheck.point import Point, Run
-    from mgradcheck.child.gradcheck.report import Result
+    from mgradcheck.child.gradcheck.result import Result
 
     run = Run(lambda x: x[2], [Arg((4, 3))], ["x"], ("shapeless",), None, None, Result("f", 0))
     shapes = dict(_shapes(Point(run, "float32", 0, np.random.default_rng(0))))

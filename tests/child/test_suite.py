@@ -1,7 +1,7 @@
 """The child side of a suite's tests: a start and a done line per test, statuses as unittest has them.
 
 Run in this process, on the fixture tests that neither crash nor hang (those are the
-runner's, in tests/suites/test_execute.py); pytest-style tests here would start a pytest
+runner's, in tests/suites/test_suite_runs.py); pytest-style tests here would start a pytest
 session inside this one, so they run there too.
 """
 

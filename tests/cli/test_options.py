@@ -337,7 +337,8 @@ def test_timeout_means_seconds_per_run_wherever_entries_run(
 ) -> None:
     from dataclasses import replace
 
-    from mgradcheck.releases import bisect, release_matrix
+    from mgradcheck.releases import bisect_releases as bisect
+    from mgradcheck.releases import release_matrix
     from mgradcheck.releases.settings import Settings
 
     types = {

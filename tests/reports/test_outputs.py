@@ -19,7 +19,7 @@ from mgradcheck.releases.regress import Judged, State
 from mgradcheck.reports import badge, json_report, junit, markdown
 from mgradcheck.reports.outputs import refuse_foreign, report_outputs
 from mgradcheck.run.observation import Observation
-from mgradcheck.sweep import upstream
+from mgradcheck.sweep import upstream_issue as upstream
 from tests import builders, fake_mlx
 from tests.conftest import environment
 from tests.sweep.test_upstream import entry

@@ -11,8 +11,8 @@ from mgradcheck.releases.release_matrix import Matrix
 from mgradcheck.releases.store import ResultsStore
 from mgradcheck.run.display import Silent
 from mgradcheck.suites.collect import SuiteTest, collect
-from mgradcheck.suites.execute import SuiteOptions
 from mgradcheck.suites.matrix import suite_matrix
+from mgradcheck.suites.suite_runs import SuiteOptions
 from tests import fake_mlx
 from tests.conftest import SUITES
 

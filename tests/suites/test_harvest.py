@@ -18,7 +18,7 @@ from mgradcheck.suites import harvest as harvesting
 from mgradcheck.suites.collect import collect
 from mgradcheck.suites.inline import Inlined
 from mgradcheck.suites.matrix import REGRESS_ON
-from mgradcheck.suites.upstream import checkout
+from mgradcheck.suites.mlx_tests import checkout
 from tests import fake_mlx
 from tests.suites.conftest import ATTRIBUTE, FIXED, suite
 

@@ -13,8 +13,8 @@ from mgradcheck.releases.regress import State
 from mgradcheck.releases.release_matrix import Matrix
 from mgradcheck.releases.store import ResultsStore
 from mgradcheck.run.display import Silent
-from mgradcheck.suites.execute import SuiteOptions
 from mgradcheck.suites.matrix import changes, outcome_counts, suite_matrix, summary_lines
+from mgradcheck.suites.suite_runs import SuiteOptions
 from tests import fake_mlx
 from tests.suites.conftest import ALWAYS, ATTRIBUTE, BROKE, FIXED, RANGE, matrix, suite
 

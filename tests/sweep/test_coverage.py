@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from mgradcheck.child.gradcheck_spec import CHECKS
+from mgradcheck.sweep.case_runs import CaseResult, Status, Task
 from mgradcheck.sweep.catalogue import Case, arr, calls, catalogue
-from mgradcheck.sweep.catalogue.coverage import EXCLUDED, account
+from mgradcheck.sweep.catalogue.excluded import EXCLUDED, account
 from mgradcheck.sweep.coverage import CHECKED, FINDING, NOT_COVERED, UNSUPPORTED, tabulate
-from mgradcheck.sweep.execute import CaseResult, Status, Task
 
 TARGET = 0.95
 
@@ -33,8 +33,8 @@ def test_coverage_sorts_names_into_covered_excluded_and_missing() -> None:
 @pytest.mark.mlx
 def test_every_public_callable_of_the_installed_mlx_is_covered_or_excluded() -> None:
     pytest.importorskip("mlx.core")
-    from mgradcheck.child.gradcheck.entry import public_callables
-    from mgradcheck.sweep.catalogue.coverage import public
+    from mgradcheck.child.gradcheck.entry_points import public_callables
+    from mgradcheck.sweep.catalogue.excluded import public
 
     cov = account(public(public_callables()), catalogue())
     assert not cov.missing, f"neither in the catalogue nor in EXCLUDED: {', '.join(cov.missing)}"

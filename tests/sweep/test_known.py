@@ -7,12 +7,12 @@ from typing import Any
 import pytest
 
 from mgradcheck.corpus import loader
+from mgradcheck.sweep.case_runs import CaseResult, Status, Task
 from mgradcheck.sweep.catalogue import catalogue
-from mgradcheck.sweep.execute import CaseResult, Status, Task
 from mgradcheck.sweep.findings import group
 from mgradcheck.sweep.known import causes
-from mgradcheck.sweep.report import render
-from mgradcheck.sweep.run import FindingReport, SweepReport, name_causes
+from mgradcheck.sweep.pipeline import FindingReport, SweepReport, name_causes
+from mgradcheck.sweep.render import render
 from mgradcheck.sweep.shrink import Shrunk
 from tests.conftest import environment
 

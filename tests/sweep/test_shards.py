@@ -14,10 +14,10 @@ from click.testing import CliRunner
 from mgradcheck.cli import cli
 from mgradcheck.corpus.shard import Shard, deal, split
 from mgradcheck.sweep import shards
+from mgradcheck.sweep.case_runs import CaseResult, Status, Task
 from mgradcheck.sweep.catalogue import Case, arr
-from mgradcheck.sweep.execute import CaseResult, Status, Task
 from mgradcheck.sweep.findings import group
-from mgradcheck.sweep.run import FindingReport, SweepOptions, SweepReport, plan
+from mgradcheck.sweep.pipeline import FindingReport, SweepOptions, SweepReport, plan
 from mgradcheck.sweep.shrink import Shrunk
 from tests.builders import mgradcheck
 from tests.conftest import environment

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
+from mgradcheck.sweep.case_runs import CaseResult, Executor, Status, Task
 from mgradcheck.sweep.catalogue import Case, arr
-from mgradcheck.sweep.execute import CaseResult, Executor, Status, Task
 from mgradcheck.sweep.findings import Group
-from mgradcheck.sweep.report import render
-from mgradcheck.sweep.run import FindingReport, SweepReport
+from mgradcheck.sweep.pipeline import FindingReport, SweepReport
+from mgradcheck.sweep.render import render
 from mgradcheck.sweep.shrink import shrink_all
 from tests.builders import RecordingProgress
 from tests.conftest import environment

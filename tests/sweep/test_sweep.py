@@ -15,10 +15,10 @@ import yaml
 from mgradcheck.child.gradcheck_spec import COMPILED, FIRST_ORDER
 from mgradcheck.corpus import loader
 from mgradcheck.sweep import emit
+from mgradcheck.sweep.case_runs import CaseResult, Status, Task
 from mgradcheck.sweep.catalogue import Case, arr, catalogue, select
-from mgradcheck.sweep.execute import CaseResult, Status, Task
 from mgradcheck.sweep.findings import Group, arg_names, group
-from mgradcheck.sweep.run import SweepOptions, plan
+from mgradcheck.sweep.pipeline import SweepOptions, plan
 from mgradcheck.sweep.shrink import Shrunk, narrow, simpler_values, smaller_shapes
 from tests.conftest import environment
 
@@ -129,7 +129,7 @@ SIN = Case("sin", "sin", "unary", "lambda x: mx.sin(x)", (arr(3),))
 def test_a_small_sweep_survives_a_crash_and_emits_entries_that_reproduce(tmp_path: Path) -> None:
     pytest.importorskip("mlx.core")
     from mgradcheck.run import stages as pipeline
-    from mgradcheck.sweep.run import sweep
+    from mgradcheck.sweep.pipeline import sweep
 
     divmod_case = next(c for c in catalogue() if c.id == "divmod-const")  # wrong on 0.32.4 too
     command, env = pipeline.prepare(sys.executable)
@@ -179,7 +179,7 @@ def test_only_the_batches_running_are_shown_as_running() -> None:
     """A wave holds two batches per job; the queued one is not shown as running."""
     pytest.importorskip("mlx.core")
     from mgradcheck.run import stages as pipeline
-    from mgradcheck.sweep.execute import Executor
+    from mgradcheck.sweep.case_runs import Executor
     from tests.builders import RecordingProgress
 
     class Peak(RecordingProgress):

@@ -31,8 +31,8 @@ from __future__ import annotations
 
 from mgradcheck.child.gradcheck.api import check, check_spec, gradcheck, setitem
 from mgradcheck.child.gradcheck.arrays import Arg
-from mgradcheck.child.gradcheck.entry import run_batch, run_declarative
-from mgradcheck.child.gradcheck.report import Finding, Result
+from mgradcheck.child.gradcheck.entry_points import run_batch, run_declarative
+from mgradcheck.child.gradcheck.result import Finding, Result
 from mgradcheck.child.gradcheck_spec import CHECKS
 
 __all__ = [

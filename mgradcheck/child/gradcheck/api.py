@@ -13,7 +13,7 @@ from mgradcheck.child.checks import CheckFailed
 from mgradcheck.child.gradcheck.arrays import Arg, as_arg, dtype_name
 from mgradcheck.child.gradcheck.at_point import check_at
 from mgradcheck.child.gradcheck.point import NotChecked, Point, Run
-from mgradcheck.child.gradcheck.report import Result
+from mgradcheck.child.gradcheck.result import Result
 from mgradcheck.child.gradcheck_spec import CHECKS, DEFAULT_CHECKS, FLOATS
 
 REDRAWS = 4

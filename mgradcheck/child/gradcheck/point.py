@@ -27,7 +27,7 @@ from mgradcheck.child.gradcheck.numerics import (
     mismatch,
     special_mismatch,
 )
-from mgradcheck.child.gradcheck.report import Finding, Result
+from mgradcheck.child.gradcheck.result import Finding, Result
 from mgradcheck.child.gradcheck_spec import FLOATS, UNSUPPORTED
 
 MAX_SUBSET_ARGS = 4

@@ -33,8 +33,8 @@ from mgradcheck.run.display import Progress, Silent, printable
 from mgradcheck.run.observation import Environment, Observation
 from mgradcheck.sweep import mlx_places
 from mgradcheck.sweep import script as scripts
+from mgradcheck.sweep.case_runs import Executor, Status, Task
 from mgradcheck.sweep.catalogue import Case
-from mgradcheck.sweep.execute import Executor, Status, Task
 from mgradcheck.sweep.findings import arg_names
 
 SERIES = 3  # by default: the newest release of each of the three newest minor series

@@ -11,7 +11,7 @@ from mgradcheck.run.child_process import ChildCommand
 from mgradcheck.run.display import Silent
 from mgradcheck.run.results import EntryResult
 from mgradcheck.suites.collect import collect
-from mgradcheck.suites.execute import SuiteOptions, run_tests
+from mgradcheck.suites.suite_runs import SuiteOptions, run_tests
 from tests.builders import RecordingProgress
 from tests.conftest import SUITES, environment
 

@@ -8,7 +8,7 @@ import pytest
 
 from mgradcheck.errors import UsageError
 from mgradcheck.suites.collect import collect
-from mgradcheck.suites.upstream import added_by, checkout
+from mgradcheck.suites.mlx_tests import added_by, checkout
 
 
 def test_a_tags_tests_are_taken_out_of_the_history_once(mlx_history: Path) -> None:

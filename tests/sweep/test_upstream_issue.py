@@ -18,7 +18,7 @@ from mgradcheck.outcomes import Outcome
 from mgradcheck.releases.regress import Judged, State
 from mgradcheck.run.observation import Observation
 from mgradcheck.sweep import script as scripts
-from mgradcheck.sweep import upstream
+from mgradcheck.sweep import upstream_issue as upstream
 from tests.conftest import environment
 
 

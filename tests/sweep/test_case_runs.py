@@ -8,8 +8,8 @@ from pathlib import Path
 
 from mgradcheck.outcomes import Outcome
 from mgradcheck.run.child_process import ChildCommand
+from mgradcheck.sweep.case_runs import Executor, Status, Task
 from mgradcheck.sweep.catalogue import Case, arr
-from mgradcheck.sweep.execute import Executor, Status, Task
 from tests.conftest import environment
 
 SIN = Case("sin", "sin", "unary", "lambda x: mx.sin(x)", (arr(3),))

@@ -23,7 +23,7 @@ from mgradcheck.index.installable import (
     select_releases,
 )
 from mgradcheck.index.pages import wheel_file
-from mgradcheck.releases import bisect as bisecting
+from mgradcheck.releases import bisect_releases as bisecting
 from mgradcheck.releases import on_release
 from mgradcheck.releases.regress import RegressOn, State
 from mgradcheck.releases.settings import Settings

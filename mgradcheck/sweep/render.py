@@ -9,10 +9,10 @@ from mgradcheck.atomic import write_text
 from mgradcheck.child.gradcheck_spec import CHECKS
 from mgradcheck.reports import json_report
 from mgradcheck.run.display import printable
-from mgradcheck.sweep.catalogue.coverage import EXCLUDED
+from mgradcheck.sweep.case_runs import Status
+from mgradcheck.sweep.catalogue.excluded import EXCLUDED
 from mgradcheck.sweep.coverage import CHECKED, FINDING, NOT_COVERED, UNSUPPORTED
-from mgradcheck.sweep.execute import Status
-from mgradcheck.sweep.run import FindingReport, SweepReport
+from mgradcheck.sweep.pipeline import FindingReport, SweepReport
 from mgradcheck.wording import count, plural
 
 

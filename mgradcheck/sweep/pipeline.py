@@ -24,9 +24,9 @@ from mgradcheck.run.child_process import ChildCommand
 from mgradcheck.run.display import Progress, Silent
 from mgradcheck.run.observation import Environment
 from mgradcheck.sweep import emit
+from mgradcheck.sweep.case_runs import CaseResult, Executor, Status, Task
 from mgradcheck.sweep.catalogue import DTYPES, Case, catalogue, select, tasks
 from mgradcheck.sweep.coverage import Table, public_names, tabulate
-from mgradcheck.sweep.execute import CaseResult, Executor, Status, Task
 from mgradcheck.sweep.findings import Group, group
 from mgradcheck.sweep.shrink import Shrunk, shrink_all
 from mgradcheck.wording import count
