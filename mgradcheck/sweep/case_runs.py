@@ -206,7 +206,7 @@ class Executor:
         command: ChildCommand,
         environment: Environment,
         jobs: int = 2,
-        batch_size: int = 64,
+        batch_size: int = 96,
         timeout: float = 120.0,
         progress: Progress | None = None,
     ) -> None:

@@ -45,7 +45,7 @@ class SweepOptions:
     # Cases per child: each child pays an interpreter, NumPy and MLX (about 0.25 s), which at
     # 6 a child cost 3.9x the same runs in one process and at 96 1.2x (bench/sweep.py). A
     # child that dies or stalls costs only its unfinished cases a new child (run.batches).
-    batch_size: int = 64
+    batch_size: int = 96
     points: int = 2
     seed: int = 0
     # The transform checks (compile, vmap, views, ...) compare paths whose bugs rarely
