@@ -22,7 +22,7 @@ from mgradcheck.run.observation import Observation
 from mgradcheck.sweep import upstream_issue as upstream
 from tests import builders, fake_mlx
 from tests.conftest import environment
-from tests.sweep.test_upstream import entry
+from tests.sweep.test_upstream_issue import entry
 
 
 def _issue() -> str:
