@@ -12,7 +12,7 @@ pay its import time, which is most of a child's start-up.
 
 from __future__ import annotations
 
-import importlib
+import sys
 from collections.abc import Callable, Sequence
 from types import ModuleType
 
@@ -25,7 +25,8 @@ class LazyModule(ModuleType):
     """A module that imports itself on first attribute access."""
 
     def __getattr__(self, name: str) -> Any:
-        module = importlib.import_module(self.__name__)
+        __import__(self.__name__)  # importlib.import_module would import importlib in every child
+        module = sys.modules[self.__name__]
         self.__dict__.update(module.__dict__)
         return getattr(module, name)
 

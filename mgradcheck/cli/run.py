@@ -88,7 +88,6 @@ def run(
 ) -> None:
     """Run corpus entries (all, or those named by IDS) and judge each against its expectation."""
     from mgradcheck.cli.sharding import take
-    from mgradcheck.corpus.shard import units
     from mgradcheck.paths import last_report
     from mgradcheck.reports import json_report
     from mgradcheck.reports.outputs import report_outputs
@@ -98,10 +97,14 @@ def run(
     from mgradcheck.run.runner import RunOptions
 
     entries = stages.select(stages.load_corpus(corpus_paths), ids, tags)
-    part = take(shard, durations_path, units(entries, repeat),
-                [(e.id, e.id) for e in entries], [f"{e.id} {e.content_hash}" for e in entries])  # fmt: skip
-    if part is not None:
-        entries = [e for e in entries if e.id in part.units]
+    part = None
+    if shard is not None or durations_path is not None:
+        from mgradcheck.corpus.shard import units  # hashes every entry: only when sharded
+
+        part = take(shard, durations_path, units(entries, repeat),
+                    [(e.id, e.id) for e in entries], [f"{e.id} {e.content_hash}" for e in entries])  # fmt: skip
+        if part is not None:
+            entries = [e for e in entries if e.id in part.units]
     outputs = report_outputs(json_path, junit_path, summary_path, badge_path)
     meta = part.meta if part is not None else {}
     options = RunOptions(

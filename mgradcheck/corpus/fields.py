@@ -8,8 +8,8 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
+from mgradcheck.corpus.document import Document, Key, SourceError, dotted
 from mgradcheck.corpus.entry import BACKENDS
-from mgradcheck.corpus.yamlsource import Document, Key, SourceError, dotted
 
 __all__ = ["Checker", "Key"]
 

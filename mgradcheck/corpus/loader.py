@@ -13,12 +13,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from mgradcheck.corpus import yamlsource
+from mgradcheck.corpus.cache import DocumentCache
+from mgradcheck.corpus.document import Document, SourceError
 from mgradcheck.corpus.entry import BACKENDS, Bug, Entry, Evidence, FoundBy, Requirements, Upstream
 from mgradcheck.corpus.fields import Checker, Key
 from mgradcheck.corpus.gradcheck_block import check_gradcheck
 from mgradcheck.corpus.patterns import danger
-from mgradcheck.corpus.yamlsource import Document, SourceError
 from mgradcheck.errors import CorpusError
 from mgradcheck.outcomes import Outcome
 
@@ -35,6 +35,9 @@ BUG_KEYS = {"outcome", "match", "affects", "fixed_in", "introduced_in", "reporte
 REQUIRES_KEYS = {"backends", "mlx", "float64"}
 EVIDENCE_KEYS = {"mlx", "backend", "outcome", "note"}
 FOUND_BY_KEYS = {"tool", "mlx", "backend", "date", "case"}
+# Listed once, not at each file: iterating an Enum is slow enough to show in a large corpus.
+BUG_OUTCOMES = tuple(o.label for o in Outcome.bug_outcomes())
+EVIDENCE_OUTCOMES = tuple(o.label for o in Outcome if o is not Outcome.NOT_RUN)
 
 
 def _upstream(c: Checker, unreported: bool) -> Upstream:
@@ -83,9 +86,10 @@ def _check_url(c: Checker, key: Key, value: str) -> None:
 
 def _bug(c: Checker, warnings: list[SourceError] | None) -> Bug:
     data = c.mapping(("bug",), BUG_KEYS, required=("outcome",))
-    names = [o.label for o in Outcome.bug_outcomes()]
     value = data.get("outcome", "fail")
-    labels = c.strings(("bug", "outcome"), [value] if isinstance(value, str) else value, names)
+    labels = c.strings(
+        ("bug", "outcome"), [value] if isinstance(value, str) else value, BUG_OUTCOMES
+    )
     outcomes = tuple(Outcome.from_label(label) for label in labels) or (Outcome.FAIL,)
     match = c.text(("bug", "match"), data.get("match"), optional=True)
     if match is not None:
@@ -144,7 +148,6 @@ def _evidence(c: Checker) -> tuple[Evidence, ...]:
     if not c.typed(("evidence",), value, list, "a list"):
         return ()
     out = []
-    labels = [o.label for o in Outcome if o is not Outcome.NOT_RUN]
     for i in range(len(value)):
         key: Key = ("evidence", i)
         item = c.mapping(key, EVIDENCE_KEYS, required=("mlx", "backend", "outcome"))
@@ -155,8 +158,11 @@ def _evidence(c: Checker) -> tuple[Evidence, ...]:
             c.error(
                 (*key, "backend"), f"{item.get('backend')!r} is not one of {', '.join(BACKENDS)}"
             )
-        if item.get("outcome") not in labels:
-            c.error((*key, "outcome"), f"{item.get('outcome')!r} is not one of {', '.join(labels)}")
+        if item.get("outcome") not in EVIDENCE_OUTCOMES:
+            c.error(
+                (*key, "outcome"),
+                f"{item.get('outcome')!r} is not one of {', '.join(EVIDENCE_OUTCOMES)}",
+            )
         note = c.text((*key, "note"), item.get("note", ""), optional=True) if "note" in item else ""
         out.append(
             Evidence(
@@ -254,10 +260,13 @@ def load(
     paths: Sequence[Path],
     display: Callable[[Path], str] = str,
     warnings: list[SourceError] | None = None,
+    cache: Path | None = None,
 ) -> list[Entry]:
     """Load every entry under ``paths``; raise :class:`CorpusError` listing every problem.
 
     ``warnings``, when given, receives what is valid but risky (a regex that may backtrack).
+    ``cache``, when given, is where what the files parse to is kept between runs
+    (:mod:`mgradcheck.corpus.cache`): the same entries, problems and warnings, sooner.
     """
     problems: list[SourceError] = []
     entries: list[Entry] = []
@@ -267,15 +276,19 @@ def load(
             [SourceError(", ".join(map(display, paths)), 0, "", "no corpus files (*.yaml) found")]
         )
     seen: dict[str, Entry] = {}
+    documents = DocumentCache(cache) if cache is not None else None
     for file in files:
         try:
-            doc = yamlsource.read(file, display(file))
+            name = display(file)
+            doc = documents.read(file, name) if documents is not None else _parse(file, name)
         except SourceError as exc:
             problems.append(exc)
             continue
         entry = check_document(doc, problems, warnings)
         if entry is None:
             continue
+        if documents is not None:
+            documents.keep(file)
         if entry.id in seen:
             first = seen[entry.id]
             problems.append(
@@ -289,9 +302,17 @@ def load(
             continue
         seen[entry.id] = entry
         entries.append(entry)
+    if documents is not None:
+        documents.save()
     if problems:
         raise CorpusError(problems)
     return entries
+
+
+def _parse(path: Path, name: str) -> Document:
+    from mgradcheck.corpus import yamlsource  # PyYAML: only for a file not in the cache
+
+    return yamlsource.read(path, name)
 
 
 def bundled_corpus() -> Path:

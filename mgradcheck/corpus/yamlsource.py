@@ -10,82 +10,36 @@ constructed beyond plain scalars, lists and dicts.
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-MAX_BYTES = 1 << 20
+from mgradcheck.corpus.document import (
+    MAX_BYTES,
+    Document,
+    Key,
+    SourceError,
+    dotted,
+    source_bytes,
+)
+
 MAX_NODES = 50_000
 MAX_DEPTH = 64
 
-Key = tuple[str | int, ...]
 SCALAR_TAGS = frozenset(
     f"tag:yaml.org,2002:{name}" for name in ("str", "int", "float", "bool", "null")
 )
 
 
-@dataclass(frozen=True)
-class SourceError(Exception):
-    """One problem in one file, printed as ``file:line: field: message``."""
-
-    path: str
-    line: int
-    field: str
-    message: str
-
-    def __str__(self) -> str:
-        where = f"{self.path}:{self.line}" if self.line else self.path
-        return (
-            f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
-        )
-
-
-@dataclass(frozen=True)
-class Document:
-    """A parsed YAML file: its data and the line of every value in it."""
-
-    path: str
-    data: Any
-    lines: dict[Key, int]
-    block_scalars: frozenset[Key]
-    # What was read past (an unquoted date, a repeated key): the file is invalid, but
-    # its other problems are checked and said in the same run, not one run each.
-    problems: tuple[SourceError, ...] = ()
-
-    def line(self, key: Key) -> int:
-        """The line of ``key``, or of its nearest ancestor that has one."""
-        while key and key not in self.lines:
-            key = key[:-1]
-        return self.lines.get(key, 1)
-
-
-_PLAIN_KEY = re.compile(r"[A-Za-z0-9_-]+")
-
-
-def dotted(key: Key) -> str:
-    out = ""
-    for part in key:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif not _PLAIN_KEY.fullmatch(part):
-            out += f"[{part!r}]"  # a key with odd characters must not break the one-line error
-        else:
-            out += f".{part}" if out else part
-    return out
-
-
 def read(path: Path, display: str | None = None) -> Document:
     """Read one YAML file; raise :class:`SourceError` on anything malformed."""
     name = display or str(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise SourceError(name, 0, "", f"cannot read: {exc.strerror or exc}") from None
-    if len(raw) > MAX_BYTES:
-        raise SourceError(name, 0, "", f"file is {len(raw)} bytes, over the {MAX_BYTES} limit")
+    return parse_bytes(source_bytes(path, name), name)
+
+
+def parse_bytes(raw: bytes, name: str) -> Document:
+    """Parse a file's bytes (as :func:`mgradcheck.corpus.document.source_bytes` read them)."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -220,3 +174,17 @@ class _Builder:
         except (yaml.YAMLError, ValueError, OverflowError) as exc:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise self.fail(node, key, f"invalid value: {first}") from None
+
+
+__all__ = [
+    "MAX_BYTES",
+    "MAX_DEPTH",
+    "MAX_NODES",
+    "Document",
+    "Key",
+    "SourceError",
+    "dotted",
+    "parse",
+    "parse_bytes",
+    "read",
+]

@@ -10,7 +10,6 @@ the end with a note saying how many.
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
@@ -151,12 +150,6 @@ def render(report: Report, limit: int = GITHUB_LIMIT) -> str:
             "",
         ]
     return "\n".join(lines)
-
-
-def step_summary() -> Path | None:
-    """GitHub Actions' job summary file, when running there."""
-    value = os.environ.get("GITHUB_STEP_SUMMARY")
-    return Path(value) if value else None
 
 
 def write(report: Report, path: Path, prefix: str = "") -> None:

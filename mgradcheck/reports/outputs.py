@@ -62,7 +62,7 @@ class Outputs:
         report of ours (a module, a config: someone's work); standard output
         must be open for writing.
         """
-        from mgradcheck.reports.markdown import step_summary
+        from mgradcheck.reports.github import step_summary
 
         seen: set[Path] = set()
         if self.paths().count(STDOUT) > 1:
@@ -173,7 +173,7 @@ def report_outputs(
     shields.io endpoint beside it: ``badge.svg`` -> ``badge.shields.json``.
     Any of them may be ``-``, standard output (the badge then without its endpoint).
     """
-    from mgradcheck.reports.markdown import step_summary
+    from mgradcheck.reports.github import step_summary
 
     prefix = ""
     if summary is None and (summary := step_summary()) is not None:

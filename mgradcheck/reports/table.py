@@ -28,9 +28,10 @@ if TYPE_CHECKING:
 
 OUTCOME_MAX = 14  # longer outcomes ("crash 3/10, pass 7/10") wrap within their column
 # What Rich would not print as it stands: a character outside printable ASCII but the
-# ellipsis of a cut reason, markup ('[', and the backslash that escapes it); and what Rich
-# reads as an emoji code (a name between colons, found as Rich finds them: '::' names none).
-_UNLIKE_PLAIN = re.compile(r"[^\x20-\x5a\x5d-\x7e\N{HORIZONTAL ELLIPSIS}]")
+# ellipsis of a cut reason (\u2026: a \N{...} name would load unicodedata), markup ('[', and
+# the backslash that escapes it); and what Rich reads as an emoji code (a name between colons,
+# found as Rich finds them: '::' names none).
+_UNLIKE_PLAIN = re.compile(r"[^\x20-\x5a\x5d-\x7e\u2026]")
 _EMOJI = re.compile(r":(\S*?)(?:-(?:emoji|text))?:")
 
 

@@ -18,7 +18,7 @@ Only what is provably ours is ever killed or reaped: a process of this token or
 this child's session, or of this child's cgroup. Other subprocesses of the same
 process (installers, a test runner's own) are never touched, and are waited
 for by whoever started them. Each child also dies with us: on Linux it sets
-``PR_SET_PDEATHSIG`` itself (``child/launch.py``); elsewhere it watches a pipe
+``PR_SET_PDEATHSIG`` itself (``child/contain.py``); elsewhere it watches a pipe
 whose end closes when we die.
 """
 
@@ -36,6 +36,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mgradcheck.child.contain import PR_SET_CHILD_SUBREAPER, prctl
+
 LINUX = sys.platform.startswith("linux")
 TOKEN = "MGRADCHECK_CHILD"
 REAP_SECONDS = 2.0  # at most, for what we killed to die and be reaped
@@ -44,15 +46,6 @@ _lock = threading.Lock()
 _ready = False
 _watchdog: tuple[int, int] | None = None  # a pipe whose write end dies with us
 _cgroups: Path | None = None  # this process's directory of per-child cgroups
-
-
-def _prctl(option: int, value: int) -> bool:
-    import ctypes
-
-    try:
-        return int(ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)) == 0
-    except (OSError, AttributeError):
-        return False
 
 
 def _own_cgroup() -> Path | None:
@@ -81,7 +74,7 @@ def _setup() -> None:
         if not LINUX:
             _watchdog = os.pipe()  # both ends close-on-exec; the child gets the read end alone
             return
-        _prctl(36, 1)  # PR_SET_CHILD_SUBREAPER
+        prctl(PR_SET_CHILD_SUBREAPER, 1)
         own = None if os.environ.get("MGRADCHECK_CGROUPS") == "0" else _own_cgroup()
         if own is None:
             return

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import shutil
 import struct
 import tempfile
@@ -119,7 +118,7 @@ def publish(private: Path, shared: Path) -> int:
             try:
                 os.rename(entry.path, target)
             except OSError:
-                temporary = f"{target}.{secrets.token_hex(4)}.part"
+                temporary = f"{target}.{os.urandom(4).hex()}.part"
                 try:
                     shutil.copyfile(entry.path, temporary)
                     os.rename(temporary, target)

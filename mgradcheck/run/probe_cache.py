@@ -23,9 +23,9 @@ files alone, and it is probed every time.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
+import zlib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -73,8 +73,10 @@ def key(python: str, env: Mapping[str, str]) -> dict[str, Any] | None:
 
 
 def _path(root: Path, probe_key: Mapping[str, Any]) -> Path:
-    digest = hashlib.sha256(json.dumps(probe_key, sort_keys=True).encode()).hexdigest()
-    return root / f"{digest[:32]}.json"
+    # The name only spreads the keys: each file holds its key, checked on reading, so two keys
+    # of one name cost each other a probe. (A CRC-32: hashlib loads OpenSSL, 3 ms of a run.)
+    digest = zlib.crc32(json.dumps(probe_key, sort_keys=True).encode())
+    return root / f"{digest:08x}.json"
 
 
 def get(root: Path, probe_key: Mapping[str, Any]) -> dict[str, Any] | None:

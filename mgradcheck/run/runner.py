@@ -20,10 +20,9 @@ import shutil
 import signal
 import tempfile
 import threading
-import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +39,7 @@ from mgradcheck.run.observation import Environment, Observation, not_run
 from mgradcheck.run.results import EntryResult
 from mgradcheck.run.signal_watch import SignalWatch
 from mgradcheck.run.verdict import classify, unmet_requirement
+from mgradcheck.run.workers import Workers
 from mgradcheck.wording import count
 
 PROBE_TIMEOUT = 120.0
@@ -185,6 +185,8 @@ class Runner:
         except EnvironmentFailure:
             raise  # a full disk: no entry can be judged, and the run stops (see run)
         except Exception as exc:  # noqa: BLE001 - our own bug, reported as ours
+            import traceback  # only for a bug of ours: not at every run's start
+
             return harness_error(f"{type(exc).__name__}: {exc}", traceback.format_exc())
         finally:
             with self._lock:
@@ -304,22 +306,24 @@ class Runner:
             scratch = Path(tempfile.mkdtemp(prefix="mgradcheck-run-", dir=self.scratch))
             stack.callback(shutil.rmtree, scratch, ignore_errors=True)
         interrupted: Interrupted | None = None
-        watch = SignalWatch.start(self._culprit)  # before the pool: its threads inherit the mask
+        watch = SignalWatch.start(self._culprit)  # before the workers: they inherit its mask
         jobs = max(1, self.options.jobs)
-        pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="mgc")
-        running: dict[Future[Observation], _Unit] = {}
+        workers: Workers[Observation] = Workers("mgc")
+        units: dict[int, _Unit] = {}
         try:
             while True:
-                while len(running) < jobs and not self._stopping.is_set():
+                while len(workers) < jobs and not self._stopping.is_set():
                     unit = take()
                     if unit is None:
                         break
-                    running[pool.submit(self._run_one, unit, scratch)] = unit
-                if not running:
+                    units[unit.key] = unit
+                    workers.start(unit.key, partial(self._run_one, unit, scratch))
+                if not workers:
                     break
-                finished, _ = wait(running, timeout=0.5, return_when=FIRST_COMPLETED)
-                for future in finished:
-                    on_done(running.pop(future), future.result())
+                # No ``continue`` here: CPython 3.11 lets a signal handler's raise escape the try.
+                ended = workers.collect(timeout=0.5)
+                if ended is not None:
+                    on_done(units.pop(ended[0]), ended[1])
         except Interrupted as exc:
             interrupted = exc
         except KeyboardInterrupt:
@@ -330,14 +334,13 @@ class Runner:
         finally:
             if interrupted is not None:
                 self._stop_all()
-            pool.shutdown(wait=True, cancel_futures=True)
+            stopped = workers.wait()
             if watch is not None:
                 watch.close()
             stack.close()
         if interrupted is not None and and_stopped:
-            for future, unit in running.items():
-                if not future.cancelled() and future.exception() is None:
-                    on_done(unit, future.result())
+            for key, run in stopped.items():
+                on_done(units[key], run)
         return interrupted
 
 

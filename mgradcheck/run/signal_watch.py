@@ -8,7 +8,7 @@ thread, the interrupting signals are blocked and taken by one thread with ``sigt
 which says who sent each. One sent from a child's process tree stops that child
 alone (its entry is an error saying so) and the run goes on; any other is
 handed to the main thread as if it had arrived there. Children unblock them
-first thing (``child/launch.py``). Elsewhere (a run in a worker
+first thing (``child/contain.py``). Elsewhere (a run in a worker
 thread, a platform without ``sigtimedwait``) signals arrive as they always did.
 """
 

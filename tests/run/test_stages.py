@@ -42,3 +42,36 @@ def test_an_interpreter_without_mlx_is_an_environment_that_cannot_be_used(
         f"MLX is not importable by {python}; install it into that interpreter "
         f"({python} -m pip install '{package}'), or point --python at one that has it"
     )
+
+
+def test_files_are_named_as_resolving_each_one_would(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Relative to the working directory when they lie below it, wherever a link leads."""
+    here, elsewhere = tmp_path / "here", tmp_path / "elsewhere"
+    for folder in (here / "corpus", here / "other", elsewhere):
+        folder.mkdir(parents=True)
+    for file in (here / "corpus" / "a.yaml", here / "other" / "c.yaml", elsewhere / "b.yaml"):
+        file.write_text("")
+    (here / "corpus" / "out.yaml").symlink_to(elsewhere / "b.yaml")
+    (here / "corpus" / "in.yaml").symlink_to(here / "other" / "c.yaml")
+    (here / "linked").symlink_to(here / "corpus")
+    monkeypatch.chdir(here)
+    paths = [
+        Path("corpus/a.yaml"), Path("corpus/out.yaml"), Path("corpus/in.yaml"),
+        Path("linked/a.yaml"), here / "corpus" / "a.yaml", elsewhere / "b.yaml",
+        Path("corpus/../corpus/a.yaml"), Path("corpus/missing.yaml"), Path("../elsewhere/b.yaml"),
+        Path("corpus"),
+    ]  # fmt: skip
+
+    def resolved(path: Path) -> str:
+        try:
+            return str(path.resolve().relative_to(Path.cwd().resolve()))
+        except ValueError:
+            return str(path)
+
+    display = stages.displayer()
+    shown = [display(p) for p in paths]
+    assert shown == [resolved(p) for p in paths]
+    assert shown[:4] == ["corpus/a.yaml", "corpus/out.yaml", "other/c.yaml", "corpus/a.yaml"]
+    assert shown[4:6] == ["corpus/a.yaml", str(elsewhere / "b.yaml")]
