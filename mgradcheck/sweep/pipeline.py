@@ -10,6 +10,7 @@ written is known to reproduce or not.
 
 from __future__ import annotations
 
+import signal
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -207,17 +208,22 @@ def sweep(
     if report.interrupted is not None:
         report.seconds = time.monotonic() - started
         return report  # no shrinking or emitting: the user asked to stop
-    groups = group(results)
-    shrunk = [Shrunk(found.representative()) for found in groups]
-    if groups and options.shrink:
-        progress.start(f"shrinking {count(len(groups), 'finding')}", total=len(groups))
-        try:
-            shrunk = shrink_all(groups, executor, started + options.budget, progress)
-        finally:
-            progress.stop()
-        report.interrupted = executor.interrupted
-    report.findings = [FindingReport(g, s) for g, s in zip(groups, shrunk, strict=True)]
-    name_causes(report)
+    try:
+        groups = group(results)
+        shrunk = [Shrunk(found.representative()) for found in groups]
+        if groups and options.shrink:
+            progress.start(f"shrinking {count(len(groups), 'finding')}", total=len(groups))
+            try:
+                shrunk = shrink_all(groups, executor, started + options.budget, progress)
+            finally:
+                progress.stop()
+            report.interrupted = executor.interrupted
+        report.findings = [FindingReport(g, s) for g, s in zip(groups, shrunk, strict=True)]
+        name_causes(report)
+    except KeyboardInterrupt:  # Ctrl-C between the engine's runs: what finished stands
+        report.interrupted = Interrupted(signal.SIGINT)
+        report.seconds = time.monotonic() - started
+        return report
     if options.emit is not None and report.findings and report.interrupted is None:
         options.emit.mkdir(parents=True, exist_ok=True)
         for finding in report.findings:

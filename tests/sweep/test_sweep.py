@@ -157,8 +157,11 @@ def test_an_interrupted_sweep_writes_what_finished(tmp_path: Path) -> None:
     pytest.importorskip("mlx.core")
     out = tmp_path / "sweep.json"
     process = subprocess.Popen(
-        [sys.executable, "-m", "mgradcheck", "sweep", "--ops", "unary", "--dtypes", "float32",
-         "--transform-dtypes", "none", "-j", "1", "--points", "1", "--json", str(out)],
+        # Several children's worth of runs (96 cases a child), so that the signal comes while
+        # the catalogue runs.
+        [sys.executable, "-m", "mgradcheck", "sweep", "--ops", "unary", "--ops", "binary",
+         "--dtypes", "float32,float16,bfloat16", "--transform-dtypes", "none", "-j", "1",
+         "--points", "1", "--json", str(out)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     assert process.stderr is not None
