@@ -234,3 +234,22 @@ def test_an_emit_directory_that_cannot_take_entries_is_refused_before_anything_r
     assert done.exit_code == 2, done.output
     (line,) = done.output.strip().splitlines()
     assert line.startswith(f"mgradcheck: error: cannot write in {emit_dir}: "), line
+
+
+@pytest.mark.mlx
+def test_a_ctrl_c_between_the_engines_runs_keeps_what_finished(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pytest.importorskip("mlx.core")
+    from mgradcheck.run import stages
+    from mgradcheck.sweep import pipeline
+
+    def interrupted(report: pipeline.SweepReport) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pipeline, "name_causes", interrupted)
+    command, env = stages.prepare(sys.executable)
+    options = pipeline.SweepOptions(patterns=("exp",), dtypes=("float32",), transform_dtypes=())
+    report = pipeline.sweep(command, env, options)
+    assert report.interrupted is not None and report.interrupted.signum == signal.SIGINT
+    assert [r.status.label for r in report.results] == ["pass"]
