@@ -245,11 +245,11 @@ def sweep(
 
 def name_causes(report: SweepReport) -> None:
     """Each finding's cause, and the corpus entry (of the bundled corpus) that holds it."""
-    from mgradcheck.corpus import loader
+    from mgradcheck.run.stages import load_corpus
     from mgradcheck.sweep.known import causes
 
     try:
-        entries = loader.load([loader.bundled_corpus()])
+        entries = load_corpus([])  # the bundled corpus, through the parsed-file cache
     except Exception:  # noqa: BLE001 - without the corpus, every cause is reported as new
         entries = []
     env = report.environment

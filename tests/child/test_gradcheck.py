@@ -11,7 +11,7 @@ mx = pytest.importorskip("mlx.core")
 
 from mgradcheck.child.checks import CheckFailed  # noqa: E402
 from mgradcheck.child.gradcheck import Arg, check, check_spec, gradcheck, run_declarative  # noqa: E402
-from mgradcheck.child.gradcheck.graphs import fixed_shapes  # noqa: E402
+from mgradcheck.child.gradcheck.graphs import graph  # noqa: E402
 
 pytestmark = pytest.mark.mlx
 
@@ -229,9 +229,15 @@ def test_one_more_leading_axis_keeps_a_literal_index_into_the_old_one_in_range()
 
 def test_which_primitives_hold_a_traced_shape() -> None:
     x = mx.array([[1.0, 2.0], [3.0, 4.0]])
-    assert fixed_shapes(lambda a: [a.reshape(-1)], [x]) == ["Reshape"]
-    assert fixed_shapes(lambda a: [mx.broadcast_to(a[:1], (2, 2))], [x]) == ["Broadcast"]
-    assert fixed_shapes(lambda a: [a * a + 1, mx.sum(a, axis=1)], [x]) == []
+
+    def fixed(fn: Any) -> list[str]:
+        found = graph(fn, [x])
+        assert found is not None
+        return list(found.fixed)
+
+    assert fixed(lambda a: [a.reshape(-1)]) == ["Reshape"]
+    assert fixed(lambda a: [mx.broadcast_to(a[:1], (2, 2))]) == ["Broadcast"]
+    assert fixed(lambda a: [a * a + 1, mx.sum(a, axis=1)]) == []
 
 
 def test_an_explicit_refusal_is_unsupported_not_a_finding() -> None:

@@ -119,9 +119,3 @@ def graph(fn: Callable[..., Any], args: list[Any]) -> Graph | None:
         else:
             counted[name] += 1
     return Graph(tuple(sorted(fixed)), tuple(sorted(counted.items())))
-
-
-def fixed_shapes(fn: Callable[..., Any], args: list[Any]) -> list[str]:
-    """The primitives of ``fn``'s graph at ``args`` that hold a traced shape, sorted."""
-    found = graph(fn, args)
-    return list(found.fixed) if found is not None else []

@@ -365,6 +365,7 @@ def shapeless(point: Point, full: tuple[int, ...]) -> None:
                     _cotangents(point, eager),
                 )
             )
+        primal_here = graph(f, xs)  # the function's graph at these shapes, for both paths
         for what, label, g, compiled, extra in paths:
             ref = point.attempt(
                 f"eager {what} at {variant}",
@@ -375,10 +376,8 @@ def shapeless(point: Point, full: tuple[int, ...]) -> None:
                 reference=True,
             )
             called = {**repro, "path": what, "called_before": list(before[what])}
-            here = graph(g, [*xs, *extra])
-            point.excuse = _conditional(
-                traced[what], here if what == "primal" else joined(graph(f, xs), here)
-            )
+            here = primal_here if what == "primal" else joined(primal_here, graph(g, [*xs, *extra]))
+            point.excuse = _conditional(traced[what], here)
             try:
                 got = point.attempt(
                     label, full, partial(compiled, *xs, *extra), "shapeless", called
