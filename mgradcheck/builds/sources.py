@@ -122,6 +122,10 @@ def resolve(repo: Path, revision: str, fetch: bool = True) -> str:
     """The full hash of a tag, branch or (abbreviated) commit; fetched from upstream if missing."""
     if revision.startswith("-") or not revision.strip():
         raise UsageError(f"{revision!r} is not a git revision")
+    if fetch and repo == cache_root() / "sources" / "mlx.git" and _is_branch(repo, revision):
+        # A branch of the cached clone means its tip upstream now (offline: as last fetched).
+        with contextlib.suppress(GitError):
+            git(repo, "fetch", "--quiet", UPSTREAM, f"+refs/heads/{revision}:refs/heads/{revision}")
     for attempt in range(2):
         try:
             return git(repo, "rev-parse", "--verify", "--quiet", f"{revision}^{{commit}}").strip()
@@ -130,6 +134,14 @@ def resolve(repo: Path, revision: str, fetch: bool = True) -> str:
                 break
             git(repo, "fetch", "--quiet", "--tags", UPSTREAM, "+refs/heads/*:refs/heads/*")
     raise UsageError(f"no commit {revision!r} in {repo}")
+
+
+def _is_branch(repo: Path, name: str) -> bool:
+    try:
+        git(repo, "show-ref", "--verify", "--quiet", f"refs/heads/{name}")
+    except GitError:
+        return False
+    return True
 
 
 def export(repo: Path, revision: str, paths: Sequence[str], dest: Path) -> Path:

@@ -140,17 +140,6 @@ def check(needs: Needs, backend: str, system: str) -> None:
         )
 
 
-def compiler_cache(which: Which = shutil.which) -> str | None:
-    """A hint when ccache is missing: without it every build far from the last one starts cold."""
-    if which("ccache") is not None:
-        return None
-    return (
-        "ccache not found: each build recompiles what changed since the previous build, "
-        "not just since the nearest one built (Debian/Ubuntu: apt-get install ccache; "
-        "macOS: brew install ccache)"
-    )
-
-
 @dataclass(frozen=True)
 class Pin:
     """One dependency MLX's CMake fetches: its FetchContent name, repository and version."""
@@ -335,7 +324,6 @@ __all__ = [
     "Pin",
     "check",
     "cmake_sources",
-    "compiler_cache",
     "download_failure",
     "include_dirs",
     "missing",

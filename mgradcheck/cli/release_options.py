@@ -34,17 +34,17 @@ def version_option(ctx: click.Context, param: click.Parameter, value: str | None
 
 
 def release_or_commit(ctx: click.Context, param: click.Parameter, value: str | None) -> Mlx | None:
-    """A release (a PEP 440 version), or a commit hash (seven or more hex digits)."""
+    """A release (a PEP 440 version), or a commit: a hash, a tag or a branch (``main``)."""
     if value is None:
         return None
     from mgradcheck.builds.commits import is_commit
-    from mgradcheck.releases.choice import Commit, Release
+    from mgradcheck.releases.choice import Release
 
-    if is_commit(value):
-        return Commit(value)
-    version = version_option(ctx, param, value)
-    assert version is not None
-    return Release(version)
+    if value[:1].isdigit() and not is_commit(value):  # a mistyped version is said as one
+        version = version_option(ctx, param, value)
+        assert version is not None
+        return Release(version)
+    return release_or_ref(ctx, param, value)
 
 
 def release_or_ref(ctx: click.Context, param: click.Parameter, value: str | None) -> Mlx | None:
@@ -150,9 +150,10 @@ def interpreter_options(verb: str, releases_flag: str = "") -> Callable[[F], F]:
             "mlx_version",
             callback=release_or_commit,
             shell_complete=release_versions,
-            metavar="VERSION|COMMIT",
+            metavar="VERSION|REF",
             help=f"{verb} under this MLX release, in its cached environment (installed on first use), "
-            "or under a commit (a hash), built here once. Not with --python.",
+            "or under a commit (a hash, a tag, or a branch such as main: its tip), built here "
+            "once. Not with --python.",
         )(decorated)
         decorated = click.option(
             "--python",

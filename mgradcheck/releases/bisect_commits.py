@@ -257,9 +257,6 @@ def bisect_commits(
     )
     search = searches_at_most(len(history))
     progress.start(f"bisect {entry.id} over {len(history) - 2} commits")
-    hint = toolchain.compiler_cache()
-    if hint:
-        progress.line(f"note: {hint}")
     progress.line(
         f"{len(history) - 2} commits between {history[0].short} and {history[-1].short} "
         f"(first-parent): at most {search + 2} probes, the ends and {search} between them; "

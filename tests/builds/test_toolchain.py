@@ -78,12 +78,6 @@ def test_missing_prerequisites_are_named_with_how_to_get_them(tmp_path: Path) ->
     assert toolchain.missing(mlx, "metal", "Darwin", [], lambda n: n) == []  # Accelerate
 
 
-def test_a_missing_compiler_cache_is_a_hint() -> None:
-    assert toolchain.compiler_cache(lambda name: "/usr/bin/ccache") is None
-    hint = toolchain.compiler_cache(lambda name: None)
-    assert hint is not None and "apt-get install ccache" in hint and "brew install ccache" in hint
-
-
 def _repo(path: Path, files: dict[str, str], tag: str) -> str:
     path.mkdir(parents=True)
     git(path, "init", "--quiet", "--initial-branch=main")

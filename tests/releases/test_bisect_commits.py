@@ -225,6 +225,26 @@ def test_run_and_matrix_take_a_commit(
     assert cells[before]["state"] == State.BAD.label and cells["1.3.0"]["state"] == "good"
 
 
+def test_run_takes_a_branch_and_builds_its_tip(
+    history: FakeHistory, fake_wheels: Path, tmp_path: Path
+) -> None:
+    """``run --mlx main``: what a maintainer runs before a release; the tip is built once."""
+    tip = short(history, len(history.shas) - 1)
+    for _ in range(2):
+        out = str(tmp_path / "r.json")
+        argv = command(
+            history, fake_wheels, "run", "fixed-in-commit", "--mlx", "main", "--json", out
+        )
+        ran = CliRunner().invoke(cli, argv)
+        assert ran.exit_code == 0, ran.output
+        report = json.loads((tmp_path / "r.json").read_text())
+        (environment,) = report["environments"]
+        assert environment["mlx"].endswith(f"+{tip}")
+    # A mistyped version is still said as one, not looked up as a branch.
+    typo = CliRunner().invoke(cli, command(history, fake_wheels, "run", "--mlx", "0.32.x"))
+    assert typo.exit_code == 2 and "0.32.x" in typo.output and "version" in typo.output
+
+
 def test_ctrl_c_during_a_build_shows_what_finished(fake_wheels: Path, tmp_path: Path) -> None:
     history = make_history(tmp_path / "mlx")  # its own: no commit of it is built yet
     out = tmp_path / "bisect.json"
