@@ -40,6 +40,23 @@ class FoundBy:
 
 
 @dataclass(frozen=True)
+class Change:
+    """The commit of MLX that fixed (or introduced) a bug, and its pull request: from a
+    ``bisect --commits`` whose answer was checked against the commit's diff."""
+
+    commit: str  # a hash, 7 to 40 hex digits (the full one is best: links use it)
+    pr: int | None = None
+
+    @property
+    def url(self) -> str:
+        return f"https://github.com/ml-explore/mlx/commit/{self.commit}"
+
+    def describe(self) -> str:
+        pull = f" (pull request #{self.pr})" if self.pr is not None else ""
+        return f"{self.commit[:9]}{pull}"
+
+
+@dataclass(frozen=True)
 class Bug:
     """What the bug looks like when present, and on which releases it lives."""
 
@@ -49,6 +66,8 @@ class Bug:
     fixed_in: Mapping[str, Version | None] = field(default_factory=dict)
     introduced_in: Mapping[str, Version | None] = field(default_factory=dict)
     reported_on: tuple[str, ...] = ()
+    fixed_by: Change | None = None
+    introduced_by: Change | None = None
 
     def signature_label(self) -> str:
         text = " or ".join(o.label for o in self.outcomes)

@@ -11,14 +11,26 @@ import datetime as _dt
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mgradcheck.corpus.cache import DocumentCache
 from mgradcheck.corpus.document import Document, SourceError
-from mgradcheck.corpus.entry import BACKENDS, Bug, Entry, Evidence, FoundBy, Requirements, Upstream
+from mgradcheck.corpus.entry import (
+    BACKENDS,
+    Bug,
+    Change,
+    Entry,
+    Evidence,
+    FoundBy,
+    Requirements,
+    Upstream,
+)
 from mgradcheck.corpus.fields import Checker, Key
 from mgradcheck.corpus.gradcheck_block import check_gradcheck
 from mgradcheck.corpus.patterns import danger
+
+if TYPE_CHECKING:
+    from packaging.version import Version
 from mgradcheck.errors import CorpusError
 from mgradcheck.outcomes import Outcome
 
@@ -31,7 +43,18 @@ TOP_KEYS = {
 }  # fmt: skip
 REQUIRED = ("id", "title", "summary", "bug")  # and upstream, unless found_by says it is unreported
 UPSTREAM_KEYS = {"report", "fix", "related"}
-BUG_KEYS = {"outcome", "match", "affects", "fixed_in", "introduced_in", "reported_on"}
+BUG_KEYS = {
+    "outcome",
+    "match",
+    "affects",
+    "fixed_in",
+    "introduced_in",
+    "reported_on",
+    "fixed_by",
+    "introduced_by",
+}
+CHANGE_KEYS = {"commit", "pr"}
+_HASH = re.compile(r"[0-9a-f]{7,40}")
 REQUIRES_KEYS = {"backends", "mlx", "float64"}
 EVIDENCE_KEYS = {"mlx", "backend", "outcome", "note"}
 FOUND_BY_KEYS = {"tool", "mlx", "backend", "date", "case"}
@@ -120,7 +143,34 @@ def _bug(c: Checker, warnings: list[SourceError] | None) -> Bug:
             c.error(
                 ("bug", "fixed_in"), f"{backend}: fixed_in {end} is not after introduced_in {start}"
             )
-    return Bug(outcomes, match, affects, fixed, introduced, reported)
+    fixed_by = _change(c, "fixed_by", data, fixed)
+    introduced_by = _change(c, "introduced_by", data, introduced)
+    return Bug(outcomes, match, affects, fixed, introduced, reported, fixed_by, introduced_by)
+
+
+def _change(
+    c: Checker, name: str, data: dict[str, Any], releases: dict[str, Version | None]
+) -> Change | None:
+    """``fixed_by``/``introduced_by``: the commit (and pull request) inside the release range."""
+    if name not in data:
+        return None
+    key: Key = ("bug", name)
+    fields = c.mapping(key, CHANGE_KEYS, required=("commit",))
+    commit = fields.get("commit")
+    if commit is None:
+        return None  # said by the mapping's check
+    if not (isinstance(commit, str) and _HASH.fullmatch(commit)):
+        c.error((*key, "commit"), f"{commit!r} is not a commit hash (7 to 40 lowercase hex digits)")
+        return None
+    pr = fields.get("pr")
+    if pr is not None and (isinstance(pr, bool) or not isinstance(pr, int) or pr < 1):
+        c.error((*key, "pr"), f"{pr!r} is not a pull request number")
+        return None
+    if not any(releases.values()):
+        release = name.replace("_by", "_in")
+        c.error(key, f"{name} names the commit inside a release range: give {release} too")
+        return None
+    return Change(commit, pr)
 
 
 def _requires(c: Checker) -> Requirements:

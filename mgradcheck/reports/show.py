@@ -10,7 +10,7 @@ import re
 import textwrap
 from typing import TYPE_CHECKING, Any
 
-from mgradcheck.corpus.entry import BACKENDS, Entry
+from mgradcheck.corpus.entry import BACKENDS, Change, Entry
 from mgradcheck.run.display import PIPE_WIDTH, printable
 
 if TYPE_CHECKING:
@@ -41,6 +41,9 @@ def _expectation(entry: Entry) -> list[str]:
             f"{backend}: present {span}"
             + (f"until {fixed} (fixed in {fixed})" if fixed else "(still open)")
         )
+    for verb, change in (("fixed", bug.fixed_by), ("introduced", bug.introduced_by)):
+        if change is not None:
+            lines.append(f"{verb} by commit {change.describe()}: {change.url}")
     return lines
 
 
@@ -132,6 +135,10 @@ def render(entry: Entry, width: int = PIPE_WIDTH) -> str:
     return printable("\n".join(out))
 
 
+def _change(change: Change | None) -> dict[str, Any] | None:
+    return None if change is None else {"commit": change.commit, "pr": change.pr, "url": change.url}
+
+
 def to_json(entry: Entry) -> dict[str, Any]:
     """The entry as ``show --json`` writes it: what the text shows, keyed."""
     bug, found, last = entry.bug, entry.found_by, _last_run(entry)
@@ -165,6 +172,8 @@ def to_json(entry: Entry) -> dict[str, Any]:
         "expected": {backend: bug.expectation(backend) for backend in BACKENDS},
         "fixed_in": {b: str(v) if v else None for b, v in bug.fixed_in.items()},
         "introduced_in": {b: str(v) if v else None for b, v in bug.introduced_in.items()},
+        "fixed_by": _change(bug.fixed_by),
+        "introduced_by": _change(bug.introduced_by),
         "evidence": [
             {"mlx": e.mlx, "backend": e.backend, "outcome": e.outcome, "note": e.note}
             for e in entry.evidence

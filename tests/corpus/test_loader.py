@@ -341,6 +341,41 @@ def test_bad_found_by_names_its_field(tmp_path: Path, found_by: str, expected: s
     assert expected in problem
 
 
+FIXED_IN = '  fixed_in: {cpu: "0.32.0", metal: "0.31.0"}\n'
+
+
+def test_fixed_by_names_the_commit_and_its_pull_request(tmp_path: Path) -> None:
+    sha = "6335c834c24425dae655ee384b63524ed25c4574"
+    assert FIXED_IN in GOOD
+    write_entry(
+        tmp_path,
+        "entry",
+        GOOD.replace(FIXED_IN, f"{FIXED_IN}  fixed_by: {{commit: {sha}, pr: 3633}}\n"),
+    )
+    (entry,) = load([tmp_path])
+    assert entry.bug.fixed_by is not None
+    assert entry.bug.fixed_by.describe() == "6335c834c (pull request #3633)"
+    assert entry.bug.fixed_by.url.endswith(f"/commit/{sha}")
+    assert entry.bug.introduced_by is None
+
+
+@pytest.mark.parametrize(
+    ("fixed_by", "expected"),
+    [
+        ("{pr: 3633}", "bug.fixed_by: missing required key 'commit'"),
+        ("{commit: main}", "bug.fixed_by.commit: 'main' is not a commit hash"),
+        ("{commit: 6335c834c, pr: -1}", "bug.fixed_by.pr: -1 is not a pull request number"),
+        ("{commit: 6335c834c, pull: 1}", "bug.fixed_by.pull: unknown key"),
+    ],
+)
+def test_bad_fixed_by_names_its_field(tmp_path: Path, fixed_by: str, expected: str) -> None:
+    (problem,) = problems(tmp_path, GOOD.replace(FIXED_IN, f"{FIXED_IN}  fixed_by: {fixed_by}\n"))
+    assert expected in problem
+    text = GOOD.replace(FIXED_IN, f"{FIXED_IN}  introduced_by: {{commit: 6335c834c}}\n")
+    (problem,) = problems(tmp_path, text)
+    assert "bug.introduced_by: introduced_by names the commit inside a release range" in problem
+
+
 def test_a_file_s_problems_are_all_said_at_once_in_line_order(tmp_path: Path) -> None:
     text = """\
 id: Bad_Id
