@@ -77,6 +77,7 @@ class CommitBisect(Bisection[Commit, CommitProbe]):
     """A bisect over commits: the commit found, what its builds cost, the release bisect before."""
 
     releases: BisectResult | None = None  # the release bisect this one narrowed down
+    recorded: str | None = None  # how the entry's fixed_by/introduced_by stands to the answer
 
     @property
     def changed(self) -> Commit | None:
@@ -115,6 +116,7 @@ class CommitBisect(Bisection[Commit, CommitProbe]):
             "reproduce": self.reproduce,
             "probes": [p.to_json() for p in self.probes],
             "releases": self.releases.to_json() if self.releases else None,
+            "recorded": self.recorded,
         }
 
     def view(self) -> BisectView:
@@ -143,6 +145,7 @@ class CommitBisect(Bisection[Commit, CommitProbe]):
             summary=summary,
             changed=changed,
             compare=self.compare_url if self.unknown_between else None,
+            note=self.recorded,
         )
 
 
@@ -274,7 +277,22 @@ def bisect_commits(
         )
     finally:
         progress.stop()
-    return dataclasses.replace(found, releases=releases)
+    return dataclasses.replace(found, releases=releases, recorded=recorded(entry, found))
+
+
+def recorded(entry: Entry, result: CommitBisect) -> str | None:
+    """What the entry says of the commit found: nothing yet (the line to add), or otherwise."""
+    commit = result.changed
+    if commit is None or result.regress_on is not RegressOn.SIGNATURE:
+        return None
+    key = "fixed_by" if result.direction == "fix" else "introduced_by"
+    said = entry.bug.fixed_by if key == "fixed_by" else entry.bug.introduced_by
+    if said is None:
+        pr = f", pr: {commit.pull_request}" if commit.pull_request is not None else ""
+        return f"the entry names no commit; under bug, add: {key}: {{commit: {commit.sha}{pr}}}"
+    if commit.sha.startswith(said.commit):
+        return None
+    return f"the corpus says {key} {said.describe()}, which disagrees"
 
 
 __all__ = [
@@ -283,5 +301,6 @@ __all__ = [
     "Commits",
     "bisect_commits",
     "probe_line",
+    "recorded",
     "searches_at_most",
 ]

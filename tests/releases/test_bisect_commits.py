@@ -94,8 +94,11 @@ def test_from_the_releases_down_to_the_pull_request(
         "schema", "schema_version", "entry", "content_hash", "regress_on", "match", "target",
         "good", "bad", "direction", "commits", "boundary", "changed", "unknown_between",
         "compare", "stopped", "interrupted", "headline", "builds", "build_seconds", "reproduce", "probes",
-        "releases",
+        "releases", "recorded",
     }  # fmt: skip
+    add = f"under bug, add: fixed_by: {{commit: {history.shas[FIX]}, pr: 104}}"
+    assert data["recorded"] == f"the entry names no commit; {add}"
+    assert add in " ".join(result.output.split())
     assert set(data["probes"][0]) == {"commit", "subject", "state", "outcome", "reason", "mlx",
                                       "how", "built", "build_seconds", "cached"}  # fmt: skip
     assert set(data["changed"]) == {"sha", "subject", "author", "date", "pull_request", "url",
@@ -283,7 +286,7 @@ def test_the_command_checks_its_input_first(history: FakeHistory, tmp_path: Path
             ],
             "cannot go with --from-report",
         ),
-        (["run", "--mlx", "v0.1 x"], "not an MLX version"),
+        (["run", "--mlx", "v0.1 x"], "is neither an MLX version nor a git tag or commit"),
     ]
     for argv, message in cases:
         done = runner.invoke(cli, [*argv, "--corpus", str(fake_mlx.FIXTURES)])
