@@ -108,14 +108,15 @@ def _markdown(kind: str, merged: dict[str, Any]) -> str:
 
         return summary(merged)
     from mgradcheck.releases.matrix_merge import from_json
-    from mgradcheck.releases.matrix_render import render_markdown
+    from mgradcheck.releases.matrix_view import matrix_view
+    from mgradcheck.reports.matrix import render_markdown
 
     matrix = from_json(merged)
     if merged["meta"].get("kind") == "tests":
         from mgradcheck.suites.matrix import markdown
 
         return markdown(matrix)
-    return render_markdown(matrix)
+    return render_markdown(matrix_view(matrix))
 
 
 def _line(kind: str, merged: dict[str, Any]) -> str:

@@ -308,8 +308,9 @@ def matrix(
     from mgradcheck.cli.sharding import take
     from mgradcheck.corpus.shard import units
     from mgradcheck.index.installable import parse_range
-    from mgradcheck.releases.matrix_render import render_markdown, render_table
+    from mgradcheck.releases.matrix_view import matrix_view
     from mgradcheck.releases.release_matrix import matrix_of
+    from mgradcheck.reports.matrix import render_markdown, render_table
     from mgradcheck.reports.outputs import check_writable_paths
     from mgradcheck.run import stages
     from mgradcheck.run.display import choose, report_console
@@ -353,11 +354,12 @@ def matrix(
         )
     if json_path is not None:
         _write_json(json_path, {**result.to_json(), "meta": part.meta if part is not None else {}})
-    render_table(result, report_console(stderr=on_stdout(json_path, markdown_path)))
+    view = matrix_view(result)
+    render_table(view, report_console(stderr=on_stdout(json_path, markdown_path)))
     if markdown_path is not None:
         from mgradcheck.atomic import write_text
 
-        write_text(markdown_path, render_markdown(result))
+        write_text(markdown_path, render_markdown(view))
     if result.interrupted:
         say("interrupted; the table holds what finished")
         sys.exit(ExitCode.for_signal(result.signum))

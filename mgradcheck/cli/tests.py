@@ -234,7 +234,8 @@ def _matrix(
     meta: dict[str, Any],
 ) -> None:
     from mgradcheck.atomic import write_text
-    from mgradcheck.releases.matrix_render import render_table
+    from mgradcheck.releases.matrix_view import matrix_view
+    from mgradcheck.reports.matrix import render_table
     from mgradcheck.reports.outputs import check_writable_paths
     from mgradcheck.run.display import choose, report_console
     from mgradcheck.suites.matrix import markdown, suite_matrix, summary_lines
@@ -254,7 +255,7 @@ def _matrix(
             json_path, dumps({**result.to_json(), "meta": {"kind": "tests", **meta}}, indent=1)
         )
     console = report_console(stderr=to_stdout)
-    render_table(result, console, by_item=True)
+    render_table(matrix_view(result), console, by_item=True)
     for line in summary_lines(result):  # test ids hold directory names: shown, never obeyed
         console.print(shown(line), highlight=False, soft_wrap=True, markup=False)
     if markdown_path is not None:

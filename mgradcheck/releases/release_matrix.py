@@ -2,8 +2,9 @@
 
 Releases run in parallel, each in its cached environment, through the same
 results store as ``bisect``, so a matrix after a bisect (or a second matrix)
-runs only what is new. The result serialises as JSON here, and renders as a
-terminal table and as Markdown in :mod:`mgradcheck.releases.matrix_render`.
+runs only what is new. The result serialises as JSON here; what its report shows is
+made in :mod:`mgradcheck.releases.matrix_view`, and rendered as a terminal table and as
+Markdown in :mod:`mgradcheck.reports.matrix`.
 """
 
 from __future__ import annotations

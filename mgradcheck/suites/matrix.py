@@ -80,9 +80,10 @@ def summary_lines(matrix: Matrix, markdown: bool = False) -> list[str]:
 
 def markdown(matrix: Matrix) -> str:
     """The matrix as Markdown, tests down and releases across, then the summary lines."""
-    from mgradcheck.releases.matrix_render import render_markdown
+    from mgradcheck.releases.matrix_view import matrix_view
+    from mgradcheck.reports.matrix import render_markdown
 
-    text = render_markdown(matrix, by_item=True, subject=SUBJECT)
+    text = render_markdown(matrix_view(matrix), by_item=True, subject=SUBJECT)
     return text + "\n" + "\n".join(summary_lines(matrix, markdown=True)) + "\n"
 
 

@@ -12,8 +12,10 @@ A cause is a known bug when an entry of the corpus expects its bug on this
 release and backend, expects the finding's outcome (a crash, or a failed
 check), is tagged with the transform the check exercises, and names the
 operation (in its id, title, summary, tags, code, or the sweep case that
-found it); one member of a cause matched is enough, since the entry's
-reproducer stands for all of them. A guard (an entry of documented
+found it; or, for an operation MLX builds from one primitive alone, a
+function the entry calls that is that primitive: tril is a ``where``); one
+member of a cause matched is enough, since the entry's reproducer stands for
+all of them. A guard (an entry of documented
 behaviour, affecting no backend) that matches says the finding is by design.
 The entries' own ``match`` patterns are not used: they match what their
 reproducers print, not the sweep.
@@ -119,7 +121,26 @@ def _names(entry: Entry, group: Group) -> int:
         call = rf"mx\.(?:\w+\.)?{re.escape(name)}\b|\.{re.escape(name)}\s*\("
         if re.search(call, entry.code or "") or re.search(call, str(entry.gradcheck or "")):
             return 1
-    return 0
+    return 1 if _built_as(group.op, entry) else 0
+
+
+def _built_as(op: str, entry: Entry) -> bool:
+    """Whether MLX builds ``op`` from one primitive alone that a function ``entry`` calls
+    computes itself, and that the entry is about (its tags or title): tril, triu and nan_to_num are a ``Select``, which is ``where``. From the
+    index of MLX's sources shipped in the package (:mod:`mgradcheck.sweep.mlx_places`)."""
+    from mgradcheck.sweep import mlx_places
+
+    index = mlx_places.shipped()
+    levels = index.functions.get(ALIAS_OF.get(op, op), ())
+    if not levels or levels[0] or len(index.nearest(ALIAS_OF.get(op, op))) != 1:
+        return False  # a primitive of its own, or built of several
+    (primitive,) = index.nearest(ALIAS_OF.get(op, op))
+    words = set(entry.tags) | set(re.findall(r"\w+", entry.title))  # what the entry is about
+    return any(
+        index.functions[f][0] == [primitive]
+        for f in mlx_places.called(entry, index)
+        if index.functions[f] and f.rsplit(".", 1)[-1] in words
+    )
 
 
 def _spellings(op: str) -> set[str]:

@@ -13,9 +13,10 @@ from mgradcheck.cli import cli
 from mgradcheck.corpus.loader import load
 from mgradcheck.envs import venvs
 from mgradcheck.releases import on_release, release_matrix
-from mgradcheck.releases.matrix_render import render_markdown
+from mgradcheck.releases.matrix_view import matrix_view
 from mgradcheck.releases.regress import State
 from mgradcheck.releases.store import ResultsStore
+from mgradcheck.reports.matrix import render_markdown
 from tests import fake_mlx
 
 IDS = ("fixed-in-1-3", "broke-in-1-4", "fixed-in-1-6")
@@ -64,7 +65,7 @@ def test_every_entry_on_every_release(
 
 def test_markdown_and_json(fake_wheels: Path, tmp_path: Path) -> None:
     result = run(fake_wheels, ResultsStore(tmp_path))
-    text = render_markdown(result)
+    text = render_markdown(matrix_view(result))
     lines = text.splitlines()
     assert lines[2] == "| MLX | `broke-in-1-4` | `fixed-in-1-3` | `fixed-in-1-6` |"  # corpus order
     assert lines[4].startswith("| 1.6.0 |")  # newest first, as in a release note

@@ -106,6 +106,13 @@ def test_an_operation_is_matched_by_name_or_alias(case: str, check: str, entry: 
     assert named([wrong(case, check)])[0][2] == (entry, False)
 
 
+def test_an_operation_built_of_one_primitive_is_matched_through_it() -> None:
+    # tril and triu are a where (mlx/ops.cpp: Select alone); where's jvp bug was fixed in 0.32.0.
+    found = named([wrong("tril", "jvp"), wrong("triu", "jvp")], mlx="0.31.2")
+    assert [entry for _, _, (entry, _) in found] == ["gradcheck-where-jvp"] * 2
+    assert [entry for _, _, (entry, _) in named([wrong("tril", "jvp")])] == [None]  # 0.32.4
+
+
 def test_errors_group_by_their_message_without_numbers() -> None:
     def error(case: str, size: int) -> CaseResult:
         result = wrong(case, "shapeless", kind="error")
