@@ -45,3 +45,17 @@ def test_show_json_to_a_file_and_a_json_flag_before_the_id_is_refused(tmp_path: 
     # '--json ID' takes ID for the file: then ID is missing, and nothing is written
     refused = CliRunner().invoke(cli, ["show", "--json", ENTRY])
     assert refused.exit_code == 2 and not Path(ENTRY).exists()
+
+
+def test_show_names_the_commit_that_fixed_the_bug() -> None:
+    """From bug.fixed_by, which a finished ``bisect --commits`` gave (see bench/README.md)."""
+    text = CliRunner().invoke(cli, ["show", "where-jvp-zero-tangent"]).output
+    assert "fixed by commit 6335c834c (pull request #3633):" in text
+    data = json.loads(CliRunner().invoke(cli, ["show", "where-jvp-zero-tangent", "--json"]).output)
+    sha = "6335c834c24425dae655ee384b63524ed25c4574"
+    assert data["fixed_by"] == {
+        "commit": sha,
+        "pr": 3633,
+        "url": f"https://github.com/ml-explore/mlx/commit/{sha}",
+    }
+    assert data["introduced_by"] is None
