@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 from mgradcheck.builds import commits, toolchain, wheels
 from mgradcheck.builds.builder import BuildFailed, BuildOptions, build
 from mgradcheck.builds.commits import Commit
+from mgradcheck.builds.compiler_cache import NONE, Counts
 from mgradcheck.corpus.entry import Entry
 from mgradcheck.errors import UsageError
 from mgradcheck.releases import bisection, choice
@@ -56,6 +57,8 @@ class CommitProbe:
     built: bool = False  # a build ran for this probe
     seconds: float = 0.0  # how long that build took
     cached: bool = False  # the run came from the results store
+    steps: int = 0  # the build steps that ran (ninja's count)
+    compiled: Counts = NONE  # what ccache served of the compilations that ran
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -68,6 +71,9 @@ class CommitProbe:
             "how": self.how,
             "built": self.built,
             "build_seconds": round(self.seconds, 1),
+            "build_steps": self.steps,
+            "ccache_hits": self.compiled.hits if self.compiled.known else None,
+            "ccache_misses": self.compiled.misses if self.compiled.known else None,
             "cached": self.cached,
         }
 
@@ -210,6 +216,8 @@ class Commits(Kind[Commit, CommitProbe]):
             built=wheel is not None and not wheel.cached,
             seconds=wheel.seconds if wheel is not None else 0.0,
             cached=judged.cached,
+            steps=wheel.steps if wheel is not None and not wheel.cached else 0,
+            compiled=wheel.compiled if wheel is not None else NONE,
         )
 
 

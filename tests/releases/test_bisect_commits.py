@@ -100,7 +100,8 @@ def test_from_the_releases_down_to_the_pull_request(
     assert data["recorded"] == f"the entry names no commit; {add}"
     assert add in " ".join(result.output.split())
     assert set(data["probes"][0]) == {"commit", "subject", "state", "outcome", "reason", "mlx",
-                                      "how", "built", "build_seconds", "cached"}  # fmt: skip
+                                      "how", "built", "build_seconds", "build_steps", "ccache_hits",
+                                      "ccache_misses", "cached"}  # fmt: skip
     assert set(data["changed"]) == {"sha", "subject", "author", "date", "pull_request", "url",
                                     "pull_url"}  # fmt: skip
     assert data["schema"] == "mgradcheck-commit-bisect" and data["schema_version"] == 1
