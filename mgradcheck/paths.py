@@ -6,8 +6,9 @@ import contextlib
 import os
 import re
 import shutil
+import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from mgradcheck.errors import UsageError
@@ -38,9 +39,7 @@ def cache_root() -> Path:
         if _holds_other_things(root):
             root = root / "mgradcheck"
     else:
-        from platformdirs import user_cache_dir
-
-        root = Path(user_cache_dir("mgradcheck", appauthor=False))
+        root = user_cache_dir()
     make_dir(root)
     tag = root / "CACHEDIR.TAG"
     if not tag.exists():
@@ -51,6 +50,21 @@ def cache_root() -> Path:
         except UsageError as exc:
             raise _cache_error(root, str(exc)) from None
     return root
+
+
+def user_cache_dir(environ: Mapping[str, str] = os.environ, platform: str = sys.platform) -> Path:
+    """The user cache directory as platformdirs names it, without its import on Linux and
+    macOS (a tenth of a short run's start-up): ``$XDG_CACHE_HOME/mgradcheck`` where that is
+    an absolute path, else ``~/.cache/mgradcheck`` (``~/Library/Caches/mgradcheck`` on macOS)."""
+    if platform == "darwin" or platform.startswith(("linux", "freebsd", "openbsd", "netbsd")):
+        xdg = environ.get("XDG_CACHE_HOME", "")
+        if os.path.isabs(xdg):
+            return Path(xdg) / "mgradcheck"
+        home = "~/Library/Caches" if platform == "darwin" else "~/.cache"
+        return Path(os.path.expanduser(home)) / "mgradcheck"
+    from platformdirs import user_cache_dir as platform_dir  # Windows and the rest
+
+    return Path(platform_dir("mgradcheck", appauthor=False))
 
 
 def _holds_other_things(root: Path) -> bool:

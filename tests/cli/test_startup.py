@@ -54,9 +54,10 @@ def imported(*args: str) -> set[str]:
 
 # Never imported by a quiet run on this interpreter whose corpus files are all in the cache:
 # PyYAML (the cache holds what they parse to), concurrent.futures and logging (a thread per
-# child), hashlib and OpenSSL, ctypes (its C half does), sharding, the other commands.
+# child), hashlib and OpenSSL, ctypes (its C half does), platformdirs (the cache directory is
+# named without it on Linux and macOS), sharding, the other commands.
 RUN_DENIED = (
-    "yaml", "concurrent.futures", "logging", "hashlib", "_hashlib", "ctypes",
+    "yaml", "concurrent.futures", "logging", "hashlib", "_hashlib", "ctypes", "platformdirs",
     "mgradcheck.corpus.shard", "mgradcheck.cli.releases", "mgradcheck.cli.sweep",
     "mgradcheck.cli.tests", "mgradcheck.cli.report", "mgradcheck.cli.envs", "mgradcheck.cli.new",
 )  # fmt: skip

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from mgradcheck import paths
 from mgradcheck.run.child_process import CHILD_UNSET
 from tests.conftest import write_entry
 
@@ -291,3 +292,32 @@ def test_an_entry_that_closes_every_descriptor_still_has_its_result_read(tmp_pat
     done = run(tmp_path, "--corpus", "closes.yaml", "--json", "r.json")
     assert done.returncode == 1, done.stdout + done.stderr
     assert verdicts(tmp_path / "r.json")["closes"][:2] == ("fail", "REGRESSED")
+
+
+@pytest.mark.parametrize(
+    ("platform", "environ"),
+    [
+        ("linux", {}),
+        ("linux", {"XDG_CACHE_HOME": "/srv/cache"}),
+        ("linux", {"XDG_CACHE_HOME": "  "}),
+        ("linux", {"XDG_CACHE_HOME": "relative/cache"}),
+        ("darwin", {}),
+        ("darwin", {"XDG_CACHE_HOME": "/srv/cache"}),
+    ],
+)
+def test_the_default_cache_is_where_platformdirs_puts_it(
+    monkeypatch: pytest.MonkeyPatch, platform: str, environ: dict[str, str]
+) -> None:
+    """Named without importing platformdirs on Linux and macOS; the same directory."""
+    import platformdirs
+
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    for key, value in environ.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setattr(sys, "platform", platform)
+    expected = platformdirs.PlatformDirs("mgradcheck", appauthor=False).user_cache_dir
+    if platform == "darwin":  # PlatformDirs picks its class at import: ask macOS's for it
+        from platformdirs.macos import MacOS
+
+        expected = MacOS("mgradcheck", appauthor=False).user_cache_dir
+    assert paths.user_cache_dir(os.environ, platform) == Path(expected)
