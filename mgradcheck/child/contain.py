@@ -53,7 +53,8 @@ def contain() -> None:
     """Die with the run; move into the run's cgroup for this child, if it made one."""
     env = os.environ
     if hasattr(_signal, "pthread_sigmask"):  # the runner may block these while it watches them
-        signals = [getattr(_signal, name) for name in INTERRUPTING if hasattr(_signal, name)]
+        names = (*INTERRUPTING, "SIGRTMIN")  # and the signal that wakes its watcher
+        signals = [getattr(_signal, name) for name in names if hasattr(_signal, name)]
         _signal.pthread_sigmask(_signal.SIG_UNBLOCK, signals)
     cgroup = env.pop("MGRADCHECK_CGROUP", None)
     if cgroup:

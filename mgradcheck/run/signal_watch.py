@@ -15,6 +15,7 @@ thread, a platform without ``sigtimedwait``) signals arrive as they always did.
 from __future__ import annotations
 
 import _thread
+import contextlib
 import os
 import signal
 import threading
@@ -23,6 +24,10 @@ from collections.abc import Callable
 from mgradcheck.errors import INTERRUPTING
 
 WATCHED = set(INTERRUPTING)
+# Sent by close() to the watching thread alone, so that it ends at once instead of at its
+# next timeout (a run's last step waited for it); Linux's first real-time signal.
+WAKE = getattr(signal, "SIGRTMIN", None)
+JOIN = 5.0  # seconds: a watcher not woken by then is left behind (a daemon thread)
 
 
 class SignalWatch:
@@ -32,7 +37,8 @@ class SignalWatch:
         """``culprit(pid, signum)`` stops the child that ``pid`` belongs to and says whether there was one."""
         self.culprit = culprit
         self.done = threading.Event()
-        signal.pthread_sigmask(signal.SIG_BLOCK, WATCHED)
+        self.waited = WATCHED | ({WAKE} if WAKE is not None else set())
+        signal.pthread_sigmask(signal.SIG_BLOCK, self.waited)
         self.thread = threading.Thread(target=self._watch, name="mgc-signals", daemon=True)
         self.thread.start()
 
@@ -47,9 +53,13 @@ class SignalWatch:
 
     def _watch(self) -> None:
         while not self.done.is_set():
-            # How long close() may wait for this thread: every run ends with one.
-            info = signal.sigtimedwait(WATCHED, 0.05)
-            if info is None:
+            # close() wakes it; without WAKE, how long close() may wait for it.
+            info = (
+                signal.sigwaitinfo(self.waited)
+                if WAKE is not None
+                else signal.sigtimedwait(self.waited, 0.05)
+            )
+            if info is None or info.si_signo == WAKE:
                 continue
             if (
                 info.si_pid
@@ -71,6 +81,12 @@ class SignalWatch:
 
     def close(self) -> None:
         self.done.set()
-        self.thread.join()
+        if WAKE is not None and self.thread.ident is not None and self.thread.is_alive():
+            with contextlib.suppress(ProcessLookupError):  # it ended meanwhile
+                signal.pthread_kill(self.thread.ident, WAKE)
+        self.thread.join(timeout=JOIN)
+        if WAKE is not None:  # a wake-up it did not take is not for the main thread
+            while signal.sigtimedwait({WAKE}, 0) is not None:
+                pass
         # What arrived meanwhile and was not taken is delivered now, to the main thread.
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, WATCHED)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, self.waited)
