@@ -589,8 +589,19 @@ FIND_LINKS_SITES: dict[str, Site] = {
     "envs path --find-links": lambda d: (["envs", "path", "1.1.0", f"--find-links={d}"], {}),
     "envs releases --find-links": lambda d: (["envs", "releases", f"--find-links={d}"], {}),
 }  # fmt: skip
+# run --mlx also takes a branch or tag of MLX's clone (``main``): these three are such names,
+# looked up in the clone and refused there (test_a_name_that_is_no_branch_is_refused_by_the_clone).
+BRANCH_NAMES = ("latest", "newest", "v")
 TABLE = [
-    *((site, make, VERSIONS, "version") for site, make in VERSION_SITES.items()),
+    *(
+        (
+            site,
+            make,
+            [v for v in VERSIONS if site != "run --mlx" or v not in BRANCH_NAMES],
+            "version",
+        )
+        for site, make in VERSION_SITES.items()
+    ),
     *((site, make, URLS, "index URL") for site, make in URL_SITES.items()),
     *((site, make, FIND_LINKS, "--find-links") for site, make in FIND_LINKS_SITES.items()),
 ]
@@ -609,6 +620,18 @@ def cases(make: Site, values: list[str]) -> Iterator[tuple[str, list[str], dict[
 
 
 BAD_INPUTS = sum(len(list(cases(make, values))) for _, make, values, _ in TABLE)
+
+
+def test_a_name_that_is_no_branch_is_refused_by_the_clone(tmp_path: Path) -> None:
+    from tests.fake_commits import make_history
+
+    history = make_history(tmp_path / "mlx")
+    for name in BRANCH_NAMES:
+        argv = ["run", "--corpus", RELEASES, "--mlx", name, "--mlx-repo", str(history.path)]
+        result = CliRunner().invoke(cli, argv)
+        assert result.exit_code == 2, result.output
+        assert f"no commit {name!r} in " in result.output
+    assert [p.name for p in venvs.envs_root().iterdir()] == [".locks"]  # no environment begun
 
 
 def test_the_hostile_inputs_are_all_refused_by_the_parsers_too() -> None:

@@ -3,6 +3,7 @@ build options, folded into one ``settings`` argument, each value checked as it i
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from functools import wraps
 from pathlib import Path
@@ -21,6 +22,12 @@ if TYPE_CHECKING:
     from mgradcheck.releases.choice import Mlx
 
 
+# A branch or tag name as ``run --mlx`` takes it: git's rules, in a narrower alphabet
+# (compiled when first used, not at start-up).
+_REF = r"[A-Za-z][A-Za-z0-9._/-]*"
+_BAD_REF = r"\.\.|//|/\.|\.$|/$|\.lock(?:/|$)"
+
+
 def version_option(ctx: click.Context, param: click.Parameter, value: str | None) -> Version | None:
     """Checked at parse time: nothing runs with a version that is not plain PEP 440."""
     if value is None:
@@ -34,17 +41,24 @@ def version_option(ctx: click.Context, param: click.Parameter, value: str | None
 
 
 def release_or_commit(ctx: click.Context, param: click.Parameter, value: str | None) -> Mlx | None:
-    """A release (a PEP 440 version), or a commit: a hash, a tag or a branch (``main``)."""
+    """A release (a PEP 440 version), or a commit: a hash, a tag or a branch (``main``).
+
+    A name that is not a hash must look like one of MLX's branches or tags (letters,
+    digits, ``.``, ``_``, ``-`` and ``/``, as git allows them): anything else is refused
+    here, before a clone is read or made.
+    """
     if value is None:
         return None
     from mgradcheck.builds.commits import is_commit
-    from mgradcheck.releases.choice import Release
+    from mgradcheck.releases.choice import Commit, Release
 
-    if value[:1].isdigit() and not is_commit(value):  # a mistyped version is said as one
-        version = version_option(ctx, param, value)
+    if is_commit(value):
+        return Commit(value)
+    if value[:1].isdigit() or not re.fullmatch(_REF, value) or re.search(_BAD_REF, value):
+        version = version_option(ctx, param, value)  # a mistyped version is said as one
         assert version is not None
         return Release(version)
-    return release_or_ref(ctx, param, value)
+    return Commit(value)
 
 
 def release_or_ref(ctx: click.Context, param: click.Parameter, value: str | None) -> Mlx | None:
