@@ -125,22 +125,18 @@ def _names(entry: Entry, group: Group) -> int:
 
 
 def _built_as(op: str, entry: Entry) -> bool:
-    """Whether MLX builds ``op`` from one primitive alone that a function ``entry`` calls
-    computes itself, and that the entry is about (its tags or title): tril, triu and nan_to_num are a ``Select``, which is ``where``. From the
-    index of MLX's sources shipped in the package (:mod:`mgradcheck.sweep.mlx_places`)."""
+    """Whether MLX builds ``op`` from one primitive alone, and a function the entry is about
+    (named by its tags or title) is that primitive: tril, triu and nan_to_num are a
+    ``Select``, which is ``where``. From the index of MLX's sources shipped in the package."""
     from mgradcheck.sweep import mlx_places
 
     index = mlx_places.shipped()
-    levels = index.functions.get(ALIAS_OF.get(op, op), ())
-    if not levels or levels[0] or len(index.nearest(ALIAS_OF.get(op, op))) != 1:
+    function = ALIAS_OF.get(op, op)
+    levels = index.functions.get(function, ())
+    if not levels or levels[0] or len(index.nearest(function)) != 1:
         return False  # a primitive of its own, or built of several
-    (primitive,) = index.nearest(ALIAS_OF.get(op, op))
-    words = set(entry.tags) | set(re.findall(r"\w+", entry.title))  # what the entry is about
-    return any(
-        index.functions[f][0] == [primitive]
-        for f in mlx_places.called(entry, index)
-        if index.functions[f] and f.rsplit(".", 1)[-1] in words
-    )
+    own = [*index.nearest(function)]
+    return any(index.functions[f][:1] == [own] for f in mlx_places.named(entry, index))
 
 
 def _spellings(op: str) -> set[str]:

@@ -98,19 +98,34 @@ def _operators(fn: str) -> Iterator[str]:
         yield from (_OPERATORS[type(op)] for op in ops if type(op) in _OPERATORS)
 
 
-def called(entry: Entry, index: Index) -> list[str]:
-    """The MLX functions ``entry`` calls that ``index`` knows: those its tags or title name, when
-    it names any (the rest build inputs and compare results), else all but those that make
-    inputs, in the order used."""
+def _known(entry: Entry, index: Index) -> list[str]:
+    """The MLX functions ``entry`` calls that ``index`` knows, in the order used."""
     names = [f"{module or ''}{name}" for module, name in _MX.findall(entry.code or "")]
     if entry.gradcheck is not None:
         fn = str(entry.gradcheck.get("fn", ""))
         names += [f"{module or ''}{name}" for module, name in _MX.findall(fn)]
         names += list(_operators(fn))
-    known = [n for n in dict.fromkeys(names) if n in index.functions]
+    return [n for n in dict.fromkeys(names) if n in index.functions]
+
+
+def _named(entry: Entry, known: Sequence[str]) -> list[str]:
     words = {tag.replace("-", "_") for tag in entry.tags} | set(re.findall(r"\w+", entry.title))
-    named = [n for n in known if n.rsplit(".", 1)[-1] in words]
-    return named or [n for n in known if n not in _MAKERS and not n.startswith("random.")]
+    return [n for n in known if n.rsplit(".", 1)[-1] in words]
+
+
+def named(entry: Entry, index: Index) -> list[str]:
+    """The MLX functions ``entry`` calls that its tags or title name: what it is about."""
+    return _named(entry, _known(entry, index))
+
+
+def called(entry: Entry, index: Index) -> list[str]:
+    """The MLX functions ``entry`` calls that ``index`` knows: those its tags or title name, when
+    it names any (the rest build inputs and compare results), else all but those that make
+    inputs, in the order used."""
+    known = _known(entry, index)
+    return _named(entry, known) or [
+        n for n in known if n not in _MAKERS and not n.startswith("random.")
+    ]
 
 
 def methods_at_fault(entry: Entry) -> tuple[str, ...]:
