@@ -54,15 +54,20 @@ def release_or_commit(ctx: click.Context, param: click.Parameter, value: str | N
 
     if is_commit(value):
         return Commit(value)
-    if value[:1].isdigit() or not re.fullmatch(_REF, value) or re.search(_BAD_REF, value):
+    if value[:1].isdigit() or not _ref_name(value):
         version = version_option(ctx, param, value)  # a mistyped version is said as one
         assert version is not None
         return Release(version)
     return Commit(value)
 
 
+def _ref_name(value: str) -> bool:
+    """Whether ``value`` can name one of MLX's branches or tags."""
+    return len(value) <= 200 and bool(re.fullmatch(_REF, value)) and not re.search(_BAD_REF, value)
+
+
 def release_or_ref(ctx: click.Context, param: click.Parameter, value: str | None) -> Mlx | None:
-    """For bisect's ends: a release, else a git tag or commit (checked like a revision)."""
+    """For bisect's ends: a release, else a commit hash or a tag (named as ``run --mlx``'s)."""
     if value is None:
         return None
     from mgradcheck.builds.commits import is_commit
@@ -74,12 +79,7 @@ def release_or_ref(ctx: click.Context, param: click.Parameter, value: str | None
             return Release(parse_version(value))
         except ReleaseError:
             pass
-    if (
-        not value
-        or value.startswith("-")
-        or any(c.isspace() or ord(c) < 32 for c in value)
-        or len(value) > 200
-    ):
+    if not (is_commit(value) or _ref_name(value)):
         raise click.BadParameter(f"{value!r} is neither an MLX version nor a git tag or commit")
     return Commit(value)
 
