@@ -325,8 +325,8 @@ def matrix(
         raise UsageError("--shard splits the runs of a matrix: it cannot go with --from-report")
     if from_reports and _given("timeout"):  # pyproject.toml's applies only where runs are made
         raise UsageError("--timeout is for runs made here: it cannot go with --from-report")
-    part = take(shard, durations_path, units(entries),
-                [(e.id, e.id) for e in entries], [f"{e.id} {e.content_hash}" for e in entries])  # fmt: skip
+    part = take(shard, durations_path, lambda: (units(entries), [(e.id, e.id) for e in entries],
+                [f"{e.id} {e.content_hash}" for e in entries]))  # fmt: skip
     if part is not None:
         entries = [e for e in entries if e.id in part.units]
     inputs = [*stages.corpus_inputs(corpus_paths), *(from_reports or ())]

@@ -24,7 +24,7 @@ from mgradcheck.cli.target import note_kernel_build, open_target
 from mgradcheck.exitcodes import describe
 
 if TYPE_CHECKING:
-    from mgradcheck.corpus.shard import Shard
+    from mgradcheck.corpus.shard import Shard, Unit
     from mgradcheck.releases.choice import Mlx
     from mgradcheck.releases.settings import Settings
     from mgradcheck.run.child_process import ChildCommand, LiveChild
@@ -97,14 +97,16 @@ def run(
     from mgradcheck.run.runner import RunOptions
 
     entries = stages.select(stages.load_corpus(corpus_paths), ids, tags)
-    part = None
-    if shard is not None or durations_path is not None:
-        from mgradcheck.corpus.shard import units  # hashes every entry: only when sharded
 
-        part = take(shard, durations_path, units(entries, repeat),
-                    [(e.id, e.id) for e in entries], [f"{e.id} {e.content_hash}" for e in entries])  # fmt: skip
-        if part is not None:
-            entries = [e for e in entries if e.id in part.units]
+    def selection() -> tuple[list[Unit], list[tuple[str, str]], list[str]]:
+        from mgradcheck.corpus.shard import units
+
+        return (units(entries, repeat), [(e.id, e.id) for e in entries],
+                [f"{e.id} {e.content_hash}" for e in entries])  # fmt: skip
+
+    part = take(shard, durations_path, selection)
+    if part is not None:
+        entries = [e for e in entries if e.id in part.units]
     outputs = report_outputs(json_path, junit_path, summary_path, badge_path)
     meta = part.meta if part is not None else {}
     options = RunOptions(

@@ -56,12 +56,13 @@ def shard_options(what: str) -> Callable[[F], F]:
 def take(
     shard: Shard | None,
     durations_path: Path | None,
-    units: Sequence[Unit],
-    items: Sequence[tuple[str, str]],
-    identity: Sequence[str],
+    selection: Callable[[], tuple[Sequence[Unit], Sequence[tuple[str, str]], Sequence[str]]],
 ) -> Split | None:
     """This job's part of the selection (see :func:`mgradcheck.corpus.shard.split`), or None
-    when not sharded; a bad durations file is bad usage, in one line naming it."""
+    when not sharded; a bad durations file is bad usage, in one line naming it.
+
+    ``selection`` gives the units, items and identity to deal, and is called only when
+    sharded: the identity hashes every entry, which an unsharded run has no use for."""
     if shard is None:
         if durations_path is not None:
             raise UsageError("--durations goes with --shard")
@@ -74,4 +75,4 @@ def take(
             durations = load_durations(durations_path)
         except ValueError as exc:
             raise UsageError(str(exc)) from None
-    return split(shard, units, items, identity, durations)
+    return split(shard, *selection(), durations)

@@ -167,7 +167,9 @@ def sweep(
             f"no catalogue case matches {', '.join(patterns)}; see 'mgradcheck sweep --list'"
         )
     part = take(
-        shard, durations_path, shards.units(tasks), shards.items(tasks), shards.identity(tasks)
+        shard,
+        durations_path,
+        lambda: (shards.units(tasks), shards.items(tasks), shards.identity(tasks)),
     )
     if part is not None:
         if coverage:

@@ -158,8 +158,8 @@ def tests(
         parse_range(versions)  # a bad range is bad usage, said before anything runs
     commit = isinstance(mlx_version, Commit)
     chosen, checkout = _load(paths, revision, settings.mlx_repo, keyword, builds=commit)
-    part = take(shard, durations_path, [Unit(t.id) for t in chosen],
-                [(t.id, t.id) for t in chosen], [f"{t.id} {t.content_hash}" for t in chosen])  # fmt: skip
+    part = take(shard, durations_path, lambda: ([Unit(t.id) for t in chosen],
+                [(t.id, t.id) for t in chosen], [f"{t.id} {t.content_hash}" for t in chosen]))  # fmt: skip
     meta = part.meta if part is not None else {}
     if part is not None:
         chosen = [t for t in chosen if t.id in part.units]
