@@ -43,22 +43,13 @@ def version_option(ctx: click.Context, param: click.Parameter, value: str | None
 def release_or_commit(ctx: click.Context, param: click.Parameter, value: str | None) -> Mlx | None:
     """A release (a PEP 440 version), or a commit: a hash, a tag or a branch (``main``).
 
-    A name that is not a hash must look like one of MLX's branches or tags (letters,
-    digits, ``.``, ``_``, ``-`` and ``/``, as git allows them): anything else is refused
-    here, before a clone is read or made.
-    """
-    if value is None:
-        return None
-    from mgradcheck.builds.commits import is_commit
-    from mgradcheck.releases.choice import Commit, Release
-
-    if is_commit(value):
-        return Commit(value)
-    if value[:1].isdigit() or not _ref_name(value):
-        version = version_option(ctx, param, value)  # a mistyped version is said as one
-        assert version is not None
-        return Release(version)
-    return Commit(value)
+    Read as bisect's ends are (:func:`release_or_ref`); what is neither is refused here,
+    before a clone is read or made, and said as a mistyped version."""
+    try:
+        return release_or_ref(ctx, param, value)
+    except click.BadParameter:
+        version_option(ctx, param, value)  # raises, saying what a version looks like
+        raise
 
 
 def _ref_name(value: str) -> bool:

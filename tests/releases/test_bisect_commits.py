@@ -338,3 +338,12 @@ def test_a_real_fix_from_the_releases_down_to_its_pull_request(
     assert repeated["changed"] == data["changed"]
     assert repeated["builds"] == 0 and all(p["how"] == "wheel cached" or p["how"].startswith("release")
                                            for p in repeated["probes"])  # fmt: skip
+
+
+def test_a_version_written_as_its_tag_is_the_release() -> None:
+    """``v0.32.0`` installs the release, as bisect's ends read it; only a non-version is a ref."""
+    from mgradcheck.cli.release_options import release_or_commit, release_or_ref
+
+    for read in (release_or_commit, release_or_ref):
+        assert read(None, None, "v0.32.0") == Release(Version("0.32.0"))  # type: ignore[arg-type]
+        assert read(None, None, "main") == Commit("main")  # type: ignore[arg-type]
