@@ -18,19 +18,12 @@ from packaging.version import InvalidVersion, Version
 
 from mgradcheck.builds.sources import GitError, git, resolve
 from mgradcheck.errors import UsageError
+from mgradcheck.upstream import REPOSITORY_URL, commit_url, is_commit, short
 
-REPOSITORY_URL = "https://github.com/ml-explore/mlx"
 COMPARE = f"{REPOSITORY_URL}/compare/{{}}...{{}}"  # upstream's changes from one git ref to another
-# Hex of at least 7 digits is a commit, never a release: no MLX version looks like that.
-_HASH = re.compile(r"[0-9a-f]{7,40}")
 # GitHub's squash merges end the subject with "(#123)"; merge commits say "Merge pull request #123".
 _PULL = re.compile(r"\(#(\d+)\)\s*$|^Merge pull request #(\d+)\b")
 _FIELDS = "%H%x1f%s%x1f%an%x1f%cI"
-
-
-def is_commit(text: str) -> bool:
-    """Whether a ``--mlx``/``--good``/``--bad`` value names a commit rather than a release."""
-    return bool(_HASH.fullmatch(text))
 
 
 def release_tag(version: Version) -> str:
@@ -46,7 +39,7 @@ class Commit:
 
     @property
     def short(self) -> str:
-        return self.sha[:9]
+        return short(self.sha)
 
     @property
     def pull_request(self) -> int | None:
@@ -57,7 +50,7 @@ class Commit:
 
     @property
     def url(self) -> str:
-        return f"{REPOSITORY_URL}/commit/{self.sha}"
+        return commit_url(self.sha)
 
     @property
     def pull_url(self) -> str | None:

@@ -61,9 +61,9 @@ def release_or_ref(ctx: click.Context, param: click.Parameter, value: str | None
     """For bisect's ends: a release, else a commit hash or a tag (named as ``run --mlx``'s)."""
     if value is None:
         return None
-    from mgradcheck.builds.commits import is_commit
     from mgradcheck.index.installable import parse_version
     from mgradcheck.releases.choice import Commit, Release
+    from mgradcheck.upstream import is_commit
 
     if not is_commit(value):
         try:

@@ -82,7 +82,7 @@ def _pattern(regress_on: RegressOn, pattern: str | None) -> str | None:
 def _commit_hashes(
     ctx: click.Context, param: click.Parameter, value: Sequence[str]
 ) -> tuple[str, ...]:
-    from mgradcheck.builds.commits import is_commit
+    from mgradcheck.upstream import is_commit
 
     for text in value:
         if not is_commit(text):

@@ -11,6 +11,7 @@ from packaging.version import Version
 
 from mgradcheck.corpus import BACKENDS as BACKENDS  # defined there, still read from here
 from mgradcheck.outcomes import Outcome
+from mgradcheck.upstream import commit_url, short
 
 if TYPE_CHECKING:  # a type only: packaging.specifiers costs every command line's start-up
     from packaging.specifiers import SpecifierSet
@@ -49,11 +50,11 @@ class Change:
 
     @property
     def url(self) -> str:
-        return f"https://github.com/ml-explore/mlx/commit/{self.commit}"
+        return commit_url(self.commit)
 
     def describe(self) -> str:
         pull = f" (pull request #{self.pr})" if self.pr is not None else ""
-        return f"{self.commit[:9]}{pull}"
+        return f"{short(self.commit)}{pull}"
 
 
 @dataclass(frozen=True)

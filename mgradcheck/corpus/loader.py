@@ -11,7 +11,9 @@ import datetime as _dt
 import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+from packaging.version import Version
 
 from mgradcheck.corpus.cache import DocumentCache
 from mgradcheck.corpus.document import Document, SourceError
@@ -28,11 +30,9 @@ from mgradcheck.corpus.entry import (
 from mgradcheck.corpus.fields import Checker, Key
 from mgradcheck.corpus.gradcheck_block import check_gradcheck
 from mgradcheck.corpus.patterns import danger
-
-if TYPE_CHECKING:
-    from packaging.version import Version
 from mgradcheck.errors import CorpusError
 from mgradcheck.outcomes import Outcome
+from mgradcheck.upstream import is_commit
 
 # Matched whole (fullmatch): with match, "$" would let an id end in a newline.
 ID_RE = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
@@ -54,7 +54,6 @@ BUG_KEYS = {
     "introduced_by",
 }
 CHANGE_KEYS = {"commit", "pr"}
-_HASH = re.compile(r"[0-9a-f]{7,40}")
 REQUIRES_KEYS = {"backends", "mlx", "float64"}
 EVIDENCE_KEYS = {"mlx", "backend", "outcome", "note"}
 FOUND_BY_KEYS = {"tool", "mlx", "backend", "date", "case"}
@@ -159,7 +158,7 @@ def _change(
     commit = fields.get("commit")
     if commit is None:
         return None  # said by the mapping's check
-    if not (isinstance(commit, str) and _HASH.fullmatch(commit)):
+    if not (isinstance(commit, str) and is_commit(commit)):
         c.error((*key, "commit"), f"{commit!r} is not a commit hash (7 to 40 lowercase hex digits)")
         return None
     pr = fields.get("pr")

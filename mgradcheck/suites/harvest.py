@@ -47,6 +47,7 @@ from mgradcheck.suites.collect import SuiteTest
 from mgradcheck.suites.inline import NotInlinable, inline
 from mgradcheck.suites.mlx_tests import TESTS, Checkout, added_by
 from mgradcheck.suites.source import Source, shown
+from mgradcheck.upstream import commit_url
 
 TIMEOUT = 120
 
@@ -160,7 +161,7 @@ def entry_data(
         url = checkout.file_url(_relative(test), test.line)
         upstream: dict[str, Any] = {"report": origin.url if origin else url}
         if origin is not None:
-            upstream["fix"] = f"https://github.com/ml-explore/mlx/commit/{origin.commit}"
+            upstream["fix"] = commit_url(origin.commit)
             upstream["related"] = [url]
             notes.append(f"the test was added by {origin.commit[:12]} ({origin.subject})")
         data["upstream"] = upstream

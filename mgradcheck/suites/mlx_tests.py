@@ -18,9 +18,9 @@ from pathlib import Path
 
 from mgradcheck.builds import sources
 from mgradcheck.paths import cache_root
+from mgradcheck.upstream import REPOSITORY_URL, commit_url
 
 TESTS = "python/tests"
-REPOSITORY = "https://github.com/ml-explore/mlx"
 _PULL = re.compile(r"\(#(\d+)\)\s*$")
 
 
@@ -34,7 +34,7 @@ class Checkout:
     directory: Path  # the suite's copy: .../python/tests
 
     def file_url(self, relative: str, line: int) -> str:
-        return f"{REPOSITORY}/blob/{self.revision}/{TESTS}/{relative}#L{line}"
+        return f"{REPOSITORY_URL}/blob/{self.revision}/{TESTS}/{relative}#L{line}"
 
 
 def checkout(revision: str, repo: Path | None = None) -> Checkout:
@@ -68,8 +68,8 @@ class Origin:
     @property
     def url(self) -> str:
         if self.pull is not None:
-            return f"{REPOSITORY}/pull/{self.pull}"
-        return f"{REPOSITORY}/commit/{self.commit}"
+            return f"{REPOSITORY_URL}/pull/{self.pull}"
+        return commit_url(self.commit)
 
 
 def added_by(source: Checkout, relative: str, name: str) -> Origin | None:
