@@ -30,15 +30,13 @@ import itertools
 import os
 import select
 import signal
-import sys
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mgradcheck.child.contain import PR_SET_CHILD_SUBREAPER, prctl
+from mgradcheck.child.contain import LINUX, PR_SET_CHILD_SUBREAPER, prctl
 
-LINUX = sys.platform.startswith("linux")
 TOKEN = "MGRADCHECK_CHILD"
 REAP_SECONDS = 2.0  # at most, for what we killed to die and be reaped
 _counter = itertools.count(1)

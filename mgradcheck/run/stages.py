@@ -51,6 +51,8 @@ def displayer() -> Callable[[Path], str]:
             if folder not in folders:
                 folders[folder] = str(Path(folder or ".").resolve())
             resolved = os.path.join(folders[folder], name)
+        if resolved == cwd:
+            return "."
         return resolved[len(below) :] if resolved.startswith(below) else str(path)
 
     return display

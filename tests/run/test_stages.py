@@ -61,7 +61,7 @@ def test_files_are_named_as_resolving_each_one_would(
         Path("corpus/a.yaml"), Path("corpus/out.yaml"), Path("corpus/in.yaml"),
         Path("linked/a.yaml"), here / "corpus" / "a.yaml", elsewhere / "b.yaml",
         Path("corpus/../corpus/a.yaml"), Path("corpus/missing.yaml"), Path("../elsewhere/b.yaml"),
-        Path("corpus"),
+        Path("corpus"), here, Path("."),
     ]  # fmt: skip
 
     def resolved(path: Path) -> str:
