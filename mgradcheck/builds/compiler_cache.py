@@ -32,6 +32,12 @@ class Counts:
             return Counts()
         return Counts(self.hits - before.hits, self.misses - before.misses, True)
 
+    def to_json(self) -> dict[str, int | None]:
+        """As a build's record and a probe's JSON keep it: null when no ccache ran."""
+        known = self.known
+        return {"ccache_hits": self.hits if known else None,
+                "ccache_misses": self.misses if known else None}  # fmt: skip
+
     def line(self) -> str:
         if not self.known:
             return "no compiler cache"

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from mgradcheck.errors import EnvironmentFailure, UsageError
 from mgradcheck.paths import cache_root
+from mgradcheck.upstream import is_commit
 
 UPSTREAM = "https://github.com/ml-explore/mlx.git"
 GIT_TIMEOUT = 1800.0
@@ -122,7 +123,8 @@ def resolve(repo: Path, revision: str, fetch: bool = True) -> str:
     """The full hash of a tag, branch or (abbreviated) commit; fetched from upstream if missing."""
     if revision.startswith("-") or not revision.strip():
         raise UsageError(f"{revision!r} is not a git revision")
-    if fetch and repo == cache_root() / "sources" / "mlx.git" and _is_branch(repo, revision):
+    cached = repo == cache_root() / "sources" / "mlx.git"
+    if fetch and cached and not is_commit(revision) and _is_branch(repo, revision):
         # A branch of the cached clone means its tip upstream now (offline: as last fetched).
         with contextlib.suppress(GitError):
             git(repo, "fetch", "--quiet", UPSTREAM, f"+refs/heads/{revision}:refs/heads/{revision}")
@@ -130,7 +132,7 @@ def resolve(repo: Path, revision: str, fetch: bool = True) -> str:
         try:
             return git(repo, "rev-parse", "--verify", "--quiet", f"{revision}^{{commit}}").strip()
         except GitError:
-            if attempt or not fetch or repo != cache_root() / "sources" / "mlx.git":
+            if attempt or not fetch or not cached:
                 break
             git(repo, "fetch", "--quiet", "--tags", UPSTREAM, "+refs/heads/*:refs/heads/*")
     raise UsageError(f"no commit {revision!r} in {repo}")

@@ -120,8 +120,7 @@ def keep(
             "wheel": wheel.name,
             "seconds": round(seconds, 1),
             "steps": steps,
-            "ccache_hits": compiled.hits if compiled.known else None,
-            "ccache_misses": compiled.misses if compiled.known else None,
+            **compiled.to_json(),
             "target": target_key(target),
             "built": now(),
         }

@@ -72,8 +72,7 @@ class CommitProbe:
             "built": self.built,
             "build_seconds": round(self.seconds, 1),
             "build_steps": self.steps,
-            "ccache_hits": self.compiled.hits if self.compiled.known else None,
-            "ccache_misses": self.compiled.misses if self.compiled.known else None,
+            **self.compiled.to_json(),
             "cached": self.cached,
         }
 
@@ -216,7 +215,7 @@ class Commits(Kind[Commit, CommitProbe]):
             built=wheel is not None and not wheel.cached,
             seconds=wheel.seconds if wheel is not None else 0.0,
             cached=judged.cached,
-            steps=wheel.steps if wheel is not None and not wheel.cached else 0,
+            steps=wheel.steps if wheel is not None else 0,  # 0 for a cached wheel
             compiled=wheel.compiled if wheel is not None else NONE,
         )
 

@@ -61,6 +61,10 @@ class Status(enum.Enum):
         return next((status for status in cls if status.outcome is outcome), cls.ERROR)
 
 
+# Cases a child runs (64 cost 1.31x the same runs in one process; bench/README.md).
+BATCH_SIZE = 96
+
+
 @dataclass(frozen=True)
 class Task:
     case: Case
@@ -206,7 +210,7 @@ class Executor:
         command: ChildCommand,
         environment: Environment,
         jobs: int = 2,
-        batch_size: int = 96,
+        batch_size: int = BATCH_SIZE,
         timeout: float = 120.0,
         progress: Progress | None = None,
     ) -> None:

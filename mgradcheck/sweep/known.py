@@ -133,9 +133,9 @@ def _built_as(op: str, entry: Entry) -> bool:
     index = mlx_places.shipped()
     function = ALIAS_OF.get(op, op)
     levels = index.functions.get(function, ())
-    if not levels or levels[0] or len(index.nearest(function)) != 1:
-        return False  # a primitive of its own, or built of several
     own = [*index.nearest(function)]
+    if not levels or levels[0] or len(own) != 1:
+        return False  # a primitive of its own, or built of several
     return any(index.functions[f][:1] == [own] for f in mlx_places.named(entry, index))
 
 

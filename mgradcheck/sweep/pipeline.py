@@ -25,7 +25,7 @@ from mgradcheck.run.child_process import ChildCommand
 from mgradcheck.run.display import Progress, Silent
 from mgradcheck.run.observation import Environment
 from mgradcheck.sweep import emit
-from mgradcheck.sweep.case_runs import CaseResult, Executor, Status, Task
+from mgradcheck.sweep.case_runs import BATCH_SIZE, CaseResult, Executor, Status, Task
 from mgradcheck.sweep.catalogue import DTYPES, Case, catalogue, select, tasks
 from mgradcheck.sweep.coverage import Table, public_names, tabulate
 from mgradcheck.sweep.findings import Group, group
@@ -46,7 +46,7 @@ class SweepOptions:
     # Cases per child: each child pays an interpreter, NumPy and MLX (about 0.25 s), which at
     # 6 a child cost 3.9x the same runs in one process and at 96 1.2x (bench/sweep.py). A
     # child that dies or stalls costs only its unfinished cases a new child (run.batches).
-    batch_size: int = 96
+    batch_size: int = BATCH_SIZE
     points: int = 2
     seed: int = 0
     # The transform checks (compile, vmap, views, ...) compare paths whose bugs rarely
