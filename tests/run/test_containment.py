@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from mgradcheck.child import contain
 from mgradcheck.corpus.loader import load
 from mgradcheck.run import containment
 from mgradcheck.run.child_process import ChildCommand
@@ -29,7 +30,7 @@ from tests.conftest import FIXTURES, environment
 ESCAPES = FIXTURES / "escapes"
 MGRADCHECK = [sys.executable, "-m", "mgradcheck"]
 WAIT = 120.0  # generous for a loaded machine; a hang fails, no timing is asserted
-linux = pytest.mark.skipif(not containment.LINUX, reason="subreaper and cgroups are Linux's")
+linux = pytest.mark.skipif(not contain.LINUX, reason="subreaper and cgroups are Linux's")
 
 
 def cgroups_usable() -> bool:
