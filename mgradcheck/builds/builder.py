@@ -44,6 +44,7 @@ from mgradcheck.envs.venvs import Lock, find_uv
 from mgradcheck.errors import EnvironmentFailure
 from mgradcheck.index.installable import Source, Target
 from mgradcheck.index.pages import wheel_file
+from mgradcheck.upstream import short
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -94,7 +95,7 @@ class BuildFailed(EnvironmentFailure):
         self.remembered = remembered
         self.seconds = seconds  # spent building now (0: a failure remembered from before)
         again = " (remembered; --retry-failed tries again)" if remembered else ""
-        super().__init__(f"building {sha[:9]} failed: {cause}{again}")
+        super().__init__(f"building {short(sha)} failed: {cause}{again}")
 
 
 def cause(log: str) -> str:
@@ -286,7 +287,7 @@ def _build(
     cancel: threading.Event | None,
 ) -> Built:
     started = time.monotonic()
-    label = f"building {sha[:9]}"
+    label = f"building {short(sha)}"
     log = log_path(target, sha)
     log.parent.mkdir(parents=True, exist_ok=True)
     log.unlink(missing_ok=True)

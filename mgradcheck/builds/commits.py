@@ -116,10 +116,10 @@ def is_ancestor(repo: Path, older: str, newer: str) -> bool:
 def first_parent_range(repo: Path, older: str, newer: str) -> tuple[Commit, ...]:
     """``older``, then every first-parent commit after it up to ``newer``, oldest first."""
     if older == newer:
-        raise UsageError(f"{older[:9]} is both ends: there is nothing between them")
+        raise UsageError(f"{short(older)} is both ends: there is nothing between them")
     if not is_ancestor(repo, older, newer):
         raise UsageError(
-            f"{older[:9]} is not an ancestor of {newer[:9]}: the ends must lie on one history"
+            f"{short(older)} is not an ancestor of {short(newer)}: the ends must lie on one history"
         )
     after = _parse(
         git(repo, "log", "--first-parent", "--reverse", f"--format={_FIELDS}", f"{older}..{newer}")
@@ -127,7 +127,7 @@ def first_parent_range(repo: Path, older: str, newer: str) -> tuple[Commit, ...]
     parent = git(repo, "rev-parse", f"{after[0].sha}^").strip() if after else ""
     if parent != older:
         raise UsageError(
-            f"{older[:9]} is not on the first-parent history of {newer[:9]} "
+            f"{short(older)} is not on the first-parent history of {short(newer)} "
             "(it was merged from a side branch); give a commit of the main line"
         )
     return (commit(repo, older), *after)

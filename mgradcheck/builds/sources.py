@@ -21,9 +21,9 @@ from pathlib import Path
 
 from mgradcheck.errors import EnvironmentFailure, UsageError
 from mgradcheck.paths import cache_root
-from mgradcheck.upstream import is_commit
+from mgradcheck.upstream import REPOSITORY_URL, is_commit
 
-UPSTREAM = "https://github.com/ml-explore/mlx.git"
+UPSTREAM = f"{REPOSITORY_URL}.git"
 GIT_TIMEOUT = 1800.0
 
 

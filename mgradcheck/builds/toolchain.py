@@ -24,6 +24,7 @@ from pathlib import Path
 from mgradcheck.builds.sources import GitError, export, git, git_dir, resolve
 from mgradcheck.errors import EnvironmentFailure, UsageError
 from mgradcheck.paths import cache_root, safe_name
+from mgradcheck.upstream import short
 
 Which = Callable[[str], "str | None"]
 
@@ -312,7 +313,7 @@ def offline_hint(pin: Pin, sha: str, directory: Path | None) -> str:
     where = directory if directory is not None else Path("DIR")
     give = "" if directory is not None else ", and give --mlx-deps DIR"
     return (
-        f"MLX at {sha[:9]} needs {pin.describe()} and cannot download it (offline?): "
+        f"MLX at {short(sha)} needs {pin.describe()} and cannot download it (offline?): "
         f"clone it into {where / pin.repo_name}{give}"
     )
 
