@@ -272,7 +272,8 @@ class Bench:
 
     def kernels(self) -> None:
         """Each bundled entry alone, with an empty kernel cache: kernels built and seconds."""
-        from mgradcheck.corpus.loader import bundled_corpus, load
+        from mgradcheck.corpus.files import bundled_corpus
+        from mgradcheck.corpus.loader import load
 
         print("kernels built by each bundled entry alone (empty kernel cache):")
         for entry in load([bundled_corpus()]):

@@ -68,7 +68,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def _roots(config: pytest.Config) -> list[Path]:
     """The corpus files and directories of this session, resolved."""
-    from mgradcheck.corpus.loader import bundled_corpus
+    from mgradcheck.corpus.files import bundled_corpus
 
     given = [Path(p) for p in config.getoption("mgradcheck_corpus")]
     return [(p if p.is_absolute() else config.invocation_params.dir / p).resolve()
@@ -96,7 +96,7 @@ def pytest_collection_modifyitems(
     """Add the corpus files pytest's own walk did not reach, unless the user named what to run."""
     if not config.getoption("mgradcheck") or config.args_source is pytest.Config.ArgsSource.ARGS:
         return  # paths on the command line: collect what they name, as pytest does
-    from mgradcheck.corpus.loader import corpus_files
+    from mgradcheck.corpus.files import corpus_files
 
     reached = {item.path.resolve() for item in items if isinstance(item, EntryItem)}
     reached |= {path.resolve() for path in session.stash.get(_FAILED, set())}

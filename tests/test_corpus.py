@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 from packaging.version import Version
 
-from mgradcheck.corpus.loader import bundled_corpus, load
+from mgradcheck.corpus.files import bundled_corpus
+from mgradcheck.corpus.loader import load
 from mgradcheck.run.verdict import bug_expected
 from tests.conftest import environment
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from mgradcheck.corpus.loader import bundled_corpus, load
+from mgradcheck.corpus.files import bundled_corpus
+from mgradcheck.corpus.loader import load
 from mgradcheck.outcomes import Verdict
 from mgradcheck.run.observation import Environment, Observation
 from mgradcheck.run.verdict import classify

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from mgradcheck.corpus import loader
+from mgradcheck.corpus import files, loader
 from mgradcheck.errors import CorpusError
 from tests.conftest import BEHAVIOURS, FIXTURES
 
@@ -162,7 +162,7 @@ def test_a_bad_corpus_file_is_a_collection_error(pytester: pytest.Pytester) -> N
 
 def _bundled_ids() -> list[str]:
     try:
-        return [e.id for e in loader.load([loader.bundled_corpus()])]
+        return [e.id for e in loader.load([files.bundled_corpus()])]
     except CorpusError:
         pytest.skip("the bundled corpus has no entries yet")
 

@@ -23,7 +23,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mgradcheck.child import gradcheck_spec
-from mgradcheck.corpus import loader, yamlsource
+from mgradcheck.corpus import files, loader, yamlsource
 from mgradcheck.corpus.entry import BACKENDS
 from mgradcheck.outcomes import Outcome, Verdict
 from mgradcheck.run.results import Report
@@ -63,8 +63,8 @@ def schema_accepts(data: Any) -> bool:
 
 
 def every_valid_file() -> list[Path]:
-    files = loader.corpus_files([loader.bundled_corpus(), FIXTURES])
-    return [f for f in files if not loader_problems(yamlsource.read(f).data)]
+    found = files.corpus_files([files.bundled_corpus(), FIXTURES])
+    return [f for f in found if not loader_problems(yamlsource.read(f).data)]
 
 
 def test_the_schemas_are_valid_draft_7() -> None:
@@ -79,7 +79,7 @@ def test_every_entry_the_loader_accepts_validates(path: Path) -> None:
 
 
 def test_the_bundled_corpus_is_all_there() -> None:
-    bundled = loader.corpus_files([loader.bundled_corpus()])
+    bundled = files.corpus_files([files.bundled_corpus()])
     assert bundled and set(bundled) <= set(every_valid_file())
 
 

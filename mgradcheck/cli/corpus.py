@@ -115,7 +115,7 @@ def show(entry_id: str, corpus_paths: Sequence[Path], json_path: Path | None) ->
     from mgradcheck.run import stages
     from mgradcheck.run.display import output_width
 
-    (entry,) = stages.select(stages.load_corpus(corpus_paths), [entry_id])
+    (entry,) = stages.load_selected(corpus_paths, [entry_id])
     if json_path is not None:
         _check_writable(json_path, corpus_paths)
         _write_json(json_path, to_json(entry))

@@ -174,7 +174,7 @@ def upstream_command(
     from mgradcheck.run.display import choose
     from mgradcheck.sweep import upstream_issue as upstream
 
-    (entry,) = stages.select(stages.load_corpus(corpus_paths), [entry_id])
+    (entry,) = stages.load_selected(corpus_paths, [entry_id])
     check_writable_paths(output, inputs=stages.corpus_inputs(corpus_paths))
     progress = choose(quiet)
     versions = upstream.releases(entry, settings, version_range)

@@ -18,6 +18,13 @@ bytes are read again and their CRC-32 matches.
 What comes from here is checked exactly as a freshly parsed file is
 (:func:`mgradcheck.corpus.loader.check_document`): the same problems, warnings and entry.
 A file that fails to load is never kept, so its errors are found anew each time.
+
+A record also says what checking the file found: its id and the id's line, whether
+warnings were looked for and found, and which checker found it clean (the loader's
+fingerprint of its own code). A command that wants only some entries
+(``run ID...``) takes the ids of the others from their records, unchecked, while the
+file and the checker are those of the record (:meth:`DocumentCache.checked`). What a
+file parsed to is kept as JSON text within the record, decoded only when it is used.
 """
 
 from __future__ import annotations
@@ -33,7 +40,7 @@ from typing import Any
 from mgradcheck import __version__
 from mgradcheck.corpus.document import Document, Key, source_bytes
 
-FORMAT = 1
+FORMAT = 2
 SETTLE_NS = 2_000_000_000
 
 
@@ -51,10 +58,39 @@ class DocumentCache:
     """What the files one load reads parsed to: :meth:`read` each, :meth:`keep` those that
     loaded, then :meth:`save`."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, checker: str | None = None) -> None:
         self.root = root
+        self.checker = checker  # what checks the files: records it found clean may be trusted
         self._directories: dict[str, _Directory] = {}
         self._fresh: dict[str, dict[str, Any]] = {}  # parsed now, recorded once they load
+        self._absolute: dict[str, str] = {}  # each folder named, made absolute
+
+    def checked(self, path: Path, warnings: bool) -> tuple[str, int] | None:
+        """The id and its line of an unchanged file this cache's checker found clean (and,
+        when ``warnings``, without warnings); None when the file must be read and checked."""
+        if self.checker is None:
+            return None
+        folder, base = os.path.split(os.fspath(path))
+        if folder not in self._absolute:  # a directory's files come one after another
+            self._absolute[folder] = os.path.abspath(folder or os.curdir)
+        directory = self._directory(self._absolute[folder])
+        record = directory.records.get(base)
+        if record is None or record.get("checked") != self.checker:
+            return None
+        if warnings and record.get("warned") is not False:
+            return None
+        entry_id, line = record.get("id"), record.get("line")
+        if not isinstance(entry_id, str) or type(line) is not int:
+            return None
+        try:
+            info = os.stat(path)
+        except OSError:
+            return None
+        identity = [info.st_size, info.st_mtime_ns, info.st_ino, info.st_mode, info.st_uid, info.st_gid]  # fmt: skip
+        if record.get("identity") != identity or not _settled(record.get("read"), identity):
+            return None
+        directory.seen.add(base)
+        return entry_id, line
 
     def read(self, path: Path, name: str) -> Document:
         """The file's document, from the cache when it is unchanged; else parsed (and
@@ -98,13 +134,20 @@ class DocumentCache:
             }  # fmt: skip
         return document
 
-    def keep(self, path: Path) -> None:
-        """Record the file :meth:`read` parsed: it loaded without a problem."""
+    def keep(self, path: Path, entry_id: str, line: int, warned: bool | None) -> None:
+        """Record the file :meth:`read` gave: it loaded without a problem, as the entry
+        ``entry_id`` at ``line``; ``warned`` says if it had warnings (None: not looked for)."""
         full = os.path.abspath(path)
-        record = self._fresh.pop(full, None)
-        if record is not None:
-            folder, base = os.path.split(full)
-            directory = self._directory(folder)
+        folder, base = os.path.split(full)
+        directory = self._directory(folder)
+        record = self._fresh.pop(full, None) or directory.records.get(base)
+        if record is None:
+            return
+        marks = {"id": entry_id, "line": line, "checked": self.checker, "warned": warned}
+        if directory.records.get(base) is not record or any(
+            record.get(key) != value for key, value in marks.items()
+        ):
+            record.update(marks)
             directory.records[base] = record
             directory.changed = True
 
@@ -152,25 +195,27 @@ def _records(file: Path, folder: str) -> dict[str, dict[str, Any]]:
 
 
 def _encode(document: Document) -> dict[str, Any]:
-    return {
+    held = {
         "data": document.data,
         "lines": [[list(key), line] for key, line in document.lines.items()],
         "block": [list(key) for key in document.block_scalars],
     }
+    return {"document": json.dumps(held, separators=(",", ":"))}
 
 
 def _decode(record: dict[str, Any], name: str) -> Document | None:
     """The document a record holds, named ``name``; None if the record is malformed."""
-    if not isinstance(record.get("data"), dict):  # every file kept held a mapping
-        return None
     try:
-        lines: dict[Key, int] = {tuple(key): line for key, line in record["lines"]}
-        block = frozenset(tuple(key) for key in record["block"])
-    except (KeyError, TypeError, ValueError):
+        held = json.loads(record["document"])
+        if not isinstance(held["data"], dict):  # every file kept held a mapping
+            return None
+        lines: dict[Key, int] = {tuple(key): line for key, line in held["lines"]}
+        block = frozenset(tuple(key) for key in held["block"])
+    except (KeyError, TypeError, ValueError, RecursionError):
         return None
     if not all(type(line) is int for line in lines.values()):  # an int, not a bool
         return None
-    return Document(name, record["data"], lines, block)
+    return Document(name, held["data"], lines, block)
 
 
 def _write(file: Path, content: dict[str, Any]) -> None:

@@ -8,13 +8,17 @@ never executes anything from the corpus.
 from __future__ import annotations
 
 import datetime as _dt
+import os
 import re
-from collections.abc import Callable, Sequence
+import sys
+import zlib
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any
 
 from packaging.version import Version
 
+from mgradcheck import __version__
 from mgradcheck.corpus.cache import DocumentCache
 from mgradcheck.corpus.document import Document, SourceError
 from mgradcheck.corpus.entry import (
@@ -28,6 +32,7 @@ from mgradcheck.corpus.entry import (
     Upstream,
 )
 from mgradcheck.corpus.fields import Checker, Key
+from mgradcheck.corpus.files import corpus_files
 from mgradcheck.corpus.gradcheck_block import check_gradcheck
 from mgradcheck.corpus.patterns import danger
 from mgradcheck.errors import CorpusError
@@ -289,33 +294,23 @@ def check_document(
     )  # fmt: skip
 
 
-CORPUS_SUFFIXES = (".yaml", ".yml")
-
-
-def corpus_files(paths: Sequence[Path]) -> list[Path]:
-    """Expand directories into their ``*.yaml``/``*.yml`` files, sorted; keep files as given."""
-    files: list[Path] = []
-    for path in paths:
-        if path.is_dir():
-            files.extend(
-                sorted(p for p in path.rglob("*") if p.suffix in CORPUS_SUFFIXES and p.is_file())
-            )
-        else:
-            files.append(path)
-    return files
-
-
 def load(
     paths: Sequence[Path],
     display: Callable[[Path], str] = str,
     warnings: list[SourceError] | None = None,
     cache: Path | None = None,
+    only: Collection[str] | None = None,
+    ids: list[str] | None = None,
 ) -> list[Entry]:
     """Load every entry under ``paths``; raise :class:`CorpusError` listing every problem.
 
     ``warnings``, when given, receives what is valid but risky (a regex that may backtrack).
     ``cache``, when given, is where what the files parse to is kept between runs
     (:mod:`mgradcheck.corpus.cache`): the same entries, problems and warnings, sooner.
+    ``only``, when given, names the entries wanted: every file is still validated, but
+    those the cache says are unchanged since this checker found them clean are not
+    checked again, and only the entries named are returned. ``ids``, when given,
+    receives the id of every entry, in the order of the files.
     """
     problems: list[SourceError] = []
     entries: list[Entry] = []
@@ -324,33 +319,44 @@ def load(
         raise CorpusError(
             [SourceError(", ".join(map(display, paths)), 0, "", "no corpus files (*.yaml) found")]
         )
-    seen: dict[str, Entry] = {}
-    documents = DocumentCache(cache) if cache is not None else None
+    seen: dict[str, tuple[Path, int]] = {}  # each id's first file, and the id's line there
+    documents = DocumentCache(cache, _checker()) if cache is not None else None
+    trusted = documents if only is not None else None  # whose records may stand for a check
     for file in files:
-        try:
-            name = display(file)
-            doc = documents.read(file, name) if documents is not None else _parse(file, name)
-        except SourceError as exc:
-            problems.append(exc)
-            continue
-        entry = check_document(doc, problems, warnings)
-        if entry is None:
-            continue
-        if documents is not None:
-            documents.keep(file)
-        if entry.id in seen:
-            first = seen[entry.id]
+        known = trusted.checked(file, warnings is not None) if trusted is not None else None
+        if known is not None and only is not None and known[0] not in only:
+            entry_id, line = known
+        else:
+            try:
+                name = display(file)
+                doc = documents.read(file, name) if documents is not None else _parse(file, name)
+            except SourceError as exc:
+                problems.append(exc)
+                continue
+            before = len(warnings) if warnings is not None else 0
+            entry = check_document(doc, problems, warnings)
+            if entry is None:
+                continue
+            if documents is not None:
+                warned = len(warnings) > before if warnings is not None else None
+                documents.keep(file, entry.id, entry.line, warned)
+            entry_id, line = entry.id, entry.line
+            if entry_id not in seen and (only is None or entry_id in only):
+                entries.append(entry)
+        if entry_id in seen:
+            first, first_line = seen[entry_id]
             problems.append(
                 SourceError(
-                    entry.path,
-                    entry.line,
+                    display(file),
+                    line,
                     "id",
-                    f"duplicate id {entry.id!r} (first at {first.path}:{first.line})",
+                    f"duplicate id {entry_id!r} (first at {display(first)}:{first_line})",
                 )
             )
             continue
-        seen[entry.id] = entry
-        entries.append(entry)
+        seen[entry_id] = (file, line)
+        if ids is not None:
+            ids.append(entry_id)
     if documents is not None:
         documents.save()
     if problems:
@@ -358,16 +364,30 @@ def load(
     return entries
 
 
+def _checker() -> str | None:
+    """What checks a corpus file: mgradcheck's version, Python's, and the checking code as
+    installed (each module's size and mtime); None when a module has no file to tell by."""
+    parts = [__version__, sys.version]
+    for name in _CHECKING:
+        path = getattr(sys.modules.get(name), "__file__", None)
+        try:
+            info = os.stat(path)  # type: ignore[arg-type]
+        except (OSError, TypeError):
+            return None
+        parts.append(f"{name}:{info.st_size}:{info.st_mtime_ns}")
+    return f"{zlib.crc32(chr(0).join(parts).encode('utf-8', 'surrogateescape')):08x}"
+
+
+# The modules whose code decides whether a file is a valid entry (all imported by this one).
+_CHECKING = (
+    __name__, "mgradcheck.corpus", "mgradcheck.corpus.document", "mgradcheck.corpus.entry",
+    "mgradcheck.corpus.fields", "mgradcheck.corpus.gradcheck_block", "mgradcheck.corpus.patterns",
+    "mgradcheck.child.gradcheck_spec", "mgradcheck.outcomes", "mgradcheck.upstream",
+    "packaging.version",
+)  # fmt: skip
+
+
 def _parse(path: Path, name: str) -> Document:
     from mgradcheck.corpus import yamlsource  # PyYAML: only for a file not in the cache
 
     return yamlsource.read(path, name)
-
-
-def bundled_corpus() -> Path:
-    """The corpus shipped with mgradcheck: the repo's ``corpus/`` or the wheel's copy."""
-    here = Path(__file__).resolve().parent.parent  # the package
-    for candidate in (here / "bundled_corpus", here.parent / "corpus"):
-        if candidate.is_dir():
-            return candidate
-    return here / "bundled_corpus"

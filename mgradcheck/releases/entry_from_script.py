@@ -21,7 +21,7 @@ from packaging.version import Version
 
 from mgradcheck.atomic import write_text
 from mgradcheck.clock import now
-from mgradcheck.corpus import loader, yamlsource
+from mgradcheck.corpus import files, loader, yamlsource
 from mgradcheck.corpus.dump import dump
 from mgradcheck.corpus.entry import Bug, Entry
 from mgradcheck.corpus.scaffold import Script, entry_code
@@ -88,7 +88,7 @@ def check_target(request: Request) -> None:
         raise WriteError(f"cannot write {request.path}: it is a directory")
     if not request.corpus.is_dir():
         return
-    if not loader.corpus_files([request.corpus]):
+    if not files.corpus_files([request.corpus]):
         return
     for entry in loader.load([request.corpus]):
         if entry.id == request.entry_id and Path(entry.path).resolve() != request.path.resolve():

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from mgradcheck.atomic import STDOUT, check_writable
-from mgradcheck.corpus.loader import CORPUS_SUFFIXES
+from mgradcheck.corpus.files import CORPUS_SUFFIXES
 from mgradcheck.errors import UsageError, WriteError
 from mgradcheck.run.results import Report
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -21,6 +21,7 @@ from mgradcheck.corpus import loader
 from mgradcheck.corpus.document import SourceError
 from mgradcheck.corpus.entry import Entry
 from mgradcheck.corpus.fields import closest
+from mgradcheck.corpus.files import bundled_corpus
 from mgradcheck.errors import EnvironmentFailure, Interrupted, UsageError
 from mgradcheck.exitcodes import ExitCode, for_verdicts
 from mgradcheck.run.child_process import ChildCommand, LiveChild
@@ -60,16 +61,34 @@ def displayer() -> Callable[[Path], str]:
 
 def corpus_inputs(paths: Sequence[Path]) -> list[Path]:
     """The corpus files and directories a command reads (the bundled corpus when none is given)."""
-    return list(paths) or [loader.bundled_corpus()]
+    return list(paths) or [bundled_corpus()]
 
 
-def load_corpus(paths: Sequence[Path], warnings: list[Exception] | None = None) -> list[Entry]:
-    """Load the corpus (the bundled one when no path is given); ``warnings`` receives risky values."""
+def load_corpus(
+    paths: Sequence[Path],
+    warnings: list[Exception] | None = None,
+    only: Collection[str] | None = None,
+    ids: list[str] | None = None,
+) -> list[Entry]:
+    """Load the corpus (the bundled one when no path is given); ``warnings`` receives risky
+    values; ``only`` and ``ids`` are :func:`mgradcheck.corpus.loader.load`'s."""
     found: list[SourceError] | None = [] if warnings is not None else None
-    entries = loader.load(corpus_inputs(paths), displayer(), found, _corpus_cache())
+    entries = loader.load(
+        corpus_inputs(paths), displayer(), found, _corpus_cache(), only=only, ids=ids
+    )
     if warnings is not None and found:
         warnings.extend(found)
     return entries
+
+
+def load_selected(
+    paths: Sequence[Path], ids: Sequence[str] = (), tags: Sequence[str] = ()
+) -> list[Entry]:
+    """:func:`select` of :func:`load_corpus`, sooner when ids are named: every file is still
+    validated, but one the cache says this checker found clean gives only its id."""
+    known: list[str] = []
+    entries = load_corpus(paths, only=set(ids) if ids else None, ids=known)
+    return select(entries, ids, tags, known)
 
 
 def _corpus_cache() -> Path | None:
@@ -84,10 +103,14 @@ def _corpus_cache() -> Path | None:
 
 
 def select(
-    entries: Sequence[Entry], ids: Sequence[str] = (), tags: Sequence[str] = ()
+    entries: Sequence[Entry],
+    ids: Sequence[str] = (),
+    tags: Sequence[str] = (),
+    known: Sequence[str] | None = None,
 ) -> list[Entry]:
-    """The entries named by id (all when none) that carry every tag given."""
-    known = {e.id for e in entries}
+    """The entries named by id (all when none) that carry every tag given; ``known``, when
+    given, is every id of the corpus that ``entries`` were taken from."""
+    known = set(known) if known is not None else {e.id for e in entries}
     unknown = [i for i in ids if i not in known]
     if unknown:
         hints = [(i, closest(i, known)) for i in unknown]
@@ -227,4 +250,4 @@ def exit_code(report: Report, interrupted: Interrupted | None = None) -> int:
     return for_verdicts(r.standing for r in report.results)
 
 
-__all__ = ["ExitCode", "execute", "exit_code", "load_corpus", "prepare", "select"]
+__all__ = ["ExitCode", "execute", "exit_code", "load_corpus", "load_selected", "prepare", "select"]

@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 
 from mgradcheck.corpus import yamlsource
+from mgradcheck.corpus.cache import FORMAT
 from mgradcheck.corpus.document import SourceError
-from mgradcheck.corpus.loader import bundled_corpus, load
+from mgradcheck.corpus.files import bundled_corpus
+from mgradcheck.corpus.loader import load
 from mgradcheck.errors import CorpusError
 from tests.conftest import MINIMAL, write_entry
 
@@ -100,13 +102,25 @@ def test_a_file_rewritten_within_its_mtime_is_read_again(tmp_path: Path, parsed:
     [
         lambda text: text[: len(text) // 2],  # cut short
         lambda text: "\x00\xff" + text,  # not JSON
-        lambda text: text.replace('"format":1', '"format":99'),  # another format
+        lambda text: text.replace(f'"format":{FORMAT}', '"format":99'),  # another format
         lambda text: text.replace('"mgradcheck":"', '"mgradcheck":"0.0.0-'),  # another version
         lambda text: text.replace('"directory":"', '"directory":"/elsewhere'),  # another's
-        lambda text: text.replace('"lines":[', '"lines":[7,'),  # a malformed record
-        lambda text: text.replace('"data":{', '"data":7,"was":{'),  # data not a mapping
+        lambda text: text.replace('\\"lines\\":[', '\\"lines\\":[7,'),  # a malformed record
+        lambda text: text.replace('\\"data\\":{', '\\"data\\":7,\\"was\\":{'),  # not a mapping
+        lambda text: text.replace('"document":"{', '"document":"['),  # not JSON
+        lambda text: text.replace('"document":"', '"was":"'),  # no document
     ],
-    ids=["truncated", "garbage", "format", "version", "directory", "lines", "data"],
+    ids=[
+        "truncated",
+        "garbage",
+        "format",
+        "version",
+        "directory",
+        "lines",
+        "data",
+        "document",
+        "none",
+    ],
 )
 def test_a_corrupt_or_foreign_cache_file_is_ignored(
     tmp_path: Path, parsed: list[str], damage: object

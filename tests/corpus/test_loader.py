@@ -5,7 +5,8 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
-from mgradcheck.corpus.loader import bundled_corpus, load
+from mgradcheck.corpus.files import bundled_corpus
+from mgradcheck.corpus.loader import load
 from mgradcheck.errors import CorpusError
 from mgradcheck.outcomes import Outcome
 from tests.conftest import MINIMAL, write_entry

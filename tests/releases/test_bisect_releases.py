@@ -280,7 +280,7 @@ def test_the_command_checks_its_input_first() -> None:
 @pytest.mark.network
 def test_a_real_bisect_over_two_adjacent_releases(real_cache: Path) -> None:
     """A bundled entry over the two real releases around its recorded fix."""
-    from mgradcheck.corpus.loader import bundled_corpus
+    from mgradcheck.corpus.files import bundled_corpus
 
     entries = {e.id: e for e in load([bundled_corpus()])}
     settings = Settings(Target.current(), Source.from_options(), venvs.default_installer())

@@ -15,7 +15,8 @@ from packaging.version import Version
 
 import mgradcheck
 from mgradcheck.cli import cli
-from mgradcheck.corpus.loader import bundled_corpus, load
+from mgradcheck.corpus.files import bundled_corpus
+from mgradcheck.corpus.loader import load
 from mgradcheck.outcomes import Outcome
 from mgradcheck.releases.regress import State
 from mgradcheck.releases.release_matrix import Flip

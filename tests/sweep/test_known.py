@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from mgradcheck.corpus import loader
+from mgradcheck.corpus import files, loader
 from mgradcheck.sweep.case_runs import CaseResult, Status, Task
 from mgradcheck.sweep.catalogue import catalogue
 from mgradcheck.sweep.findings import group
@@ -17,7 +17,7 @@ from mgradcheck.sweep.shrink import Shrunk
 from tests.conftest import environment
 
 CASES = {c.id: c for c in catalogue()}
-ENTRIES = loader.load([loader.bundled_corpus()])
+ENTRIES = loader.load([files.bundled_corpus()])
 
 
 def crash(case: str, check: str = "shapeless") -> CaseResult:

@@ -11,7 +11,8 @@ import pytest
 from packaging.version import Version
 
 from mgradcheck.corpus.entry import Bug, Entry, Upstream
-from mgradcheck.corpus.loader import bundled_corpus, load
+from mgradcheck.corpus.files import bundled_corpus
+from mgradcheck.corpus.loader import load
 from mgradcheck.outcomes import Outcome
 from mgradcheck.releases.regress import Judged, State
 from mgradcheck.sweep import mlx_places

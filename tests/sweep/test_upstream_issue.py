@@ -61,7 +61,8 @@ def test_the_issue_names_the_releases_where_it_reproduces() -> None:
 
 
 def test_the_issue_says_where_to_look_in_mlx_and_what_was_checked() -> None:
-    from mgradcheck.corpus.loader import bundled_corpus, load
+    from mgradcheck.corpus.files import bundled_corpus
+    from mgradcheck.corpus.loader import load
 
     (addmm,) = (e for e in load([bundled_corpus()]) if e.id == "addmm-jvp-alpha-beta")
     run = Observation(

@@ -1,0 +1,58 @@
+"""Where corpus files are: the files under the directories given, and the bundled corpus."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+CORPUS_SUFFIXES = (".yaml", ".yml")
+
+
+def corpus_files(paths: Sequence[Path]) -> list[Path]:
+    """Expand directories into their ``*.yaml``/``*.yml`` files, sorted; keep files as given.
+
+    A directory is walked as ``Path.rglob`` walks it, into subdirectories but not through
+    links to them, and its files come sorted by their path's parts.
+    """
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            files.extend(_walk(path))
+        else:
+            files.append(path)
+    return files
+
+
+def _walk(folder: Path) -> list[Path]:
+    try:
+        with os.scandir(folder) as found:
+            items = sorted(found, key=lambda item: item.name)
+    except OSError:
+        return []
+    files: list[Path] = []
+    for item in items:
+        name = item.name
+        try:
+            if item.is_dir():
+                if not item.is_symlink():
+                    files.extend(_walk(folder / name))
+                continue
+            dot = name.rfind(".")  # Path.suffix: the last dot, neither first nor last
+            if 0 < dot < len(name) - 1 and name[dot:] in CORPUS_SUFFIXES and item.is_file():
+                files.append(folder / name)
+        except OSError:
+            continue
+    return files
+
+
+def bundled_corpus() -> Path:
+    """The corpus shipped with mgradcheck: the repo's ``corpus/`` or the wheel's copy."""
+    here = Path(__file__).resolve().parent.parent  # the package
+    for candidate in (here / "bundled_corpus", here.parent / "corpus"):
+        if candidate.is_dir():
+            return candidate
+    return here / "bundled_corpus"
+
+
+__all__ = ["CORPUS_SUFFIXES", "bundled_corpus", "corpus_files"]
