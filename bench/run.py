@@ -13,7 +13,8 @@ machine's load than the wall-clock time printed beside it):
      and the marginal cost of one more entry (from 20 and 80 entries);
   4. the parent's own work per child, timed in this process: the probe cache read (once a
      run), a child's result read and judged, a report snapshot (every report file, rewritten
-     at most once a second) of 20 and of 600 entries;
+     at most once a second) of 20 and of 600 entries; and the load of the 600 cached corpus
+     files, once for every entry and once for one named (once a run);
   5. 600 trivial entries with --json, --junit, --summary and --badge against none (target <= 1.2x);
   6. the bundled corpus: a cold run with every core (what a newcomer's ``make run`` does,
      kernel cache empty), warm with -j1 and with every core;
@@ -240,6 +241,15 @@ class Bench:
             )
         finally:
             os.close(fd)
+        from mgradcheck.run import stages
+
+        corpus = [self.corpus]  # cached by the runs above
+        every = per_call(partial(stages.load_corpus, corpus), 5)
+        named = per_call(partial(stages.load_selected, corpus, ["trivial-0"]), 20)
+        print(
+            f"                         the corpus of 600 cached files loaded: every entry "
+            f"{every * 1000:.1f} ms, one named {named * 1000:.1f} ms (once a run)"
+        )
 
     def reports(self, n: int) -> None:
         out = self.scratch / "out"
