@@ -93,7 +93,7 @@ def timed(argv: list[str], env: dict[str, str] | None = None, cwd: Path | None =
         argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=cwd, check=False
     )
     elapsed, used = time.perf_counter() - start, _cpu() - cpu
-    if done.returncode not in (0, 1):
+    if done.returncode not in (0, 1) or b"Traceback (most recent call last)" in done.stderr:
         raise SystemExit(
             f"bench: {' '.join(argv)} exited {done.returncode}:\n{done.stderr.decode()[-2000:]}"
         )

@@ -20,6 +20,7 @@ import os
 import sys
 import time
 
+from mgradcheck.child.contain import contained
 from mgradcheck.child.descriptors import identity, passed_fd, reopen
 
 TYPE_CHECKING = False
@@ -225,6 +226,7 @@ def main(argv: list[str]) -> int:
             )
         _limit_memory(spec.get("memory_limit"))
         env = environment()
+        contained()  # MLX imported while the process moved into its cgroup; nothing else ran
         result["environment"] = env
         if spec.get("probe_only"):
             result.update(status="pass", phase="probe")

@@ -5,7 +5,9 @@ makes ``import mgradcheck`` resolve to the copy it belongs to (never the parent'
 site-packages), ties the child to the run that started it
 (:func:`mgradcheck.child.contain.contain`), then hands over to
 :mod:`mgradcheck.child.bootstrap`; both are imported, and cached as bytecode, like
-any module. Nothing of the entry's runs before the child is tied to its run.
+any module. Nothing of the entry's runs before the child is tied to its run: its
+move into its cgroup goes on while MLX is imported, and the entry waits for it
+(:func:`mgradcheck.child.contain.contained`).
 
 ``launch.py --exec PROGRAM ARG...`` ties it, then becomes PROGRAM: how the run
 starts an installer that must not outlive it.
@@ -26,10 +28,11 @@ if "mgradcheck" not in sys.modules:
     finally:
         del sys.path[0]
 
-from mgradcheck.child.contain import contain  # noqa: E402
+from mgradcheck.child.contain import contain, contained  # noqa: E402
 
 contain()
 if sys.argv[1:2] == ["--exec"]:
+    contained()
     os.execv(sys.argv[2], sys.argv[2:])
 
 from mgradcheck.child.bootstrap import main  # noqa: E402

@@ -6,8 +6,9 @@ three ways, the strongest available first:
 
 * a cgroup (v2) per child, where this process may make one under its own
   (``MGRADCHECK_CGROUPS=0`` says not to): the child moves itself in before
-  running anything, and ``cgroup.kill`` ends every process in it at once,
-  however far it went;
+  its entry runs (the move, which may wait on the kernel, goes on while it
+  imports MLX), and ``cgroup.kill`` ends every process in it at once, however
+  far it went;
 * on Linux, this process is a child subreaper (``PR_SET_CHILD_SUBREAPER``): an
   orphan of a child is handed to us, not to init, and is killed and reaped when
   it carries its child's token (``MGRADCHECK_CHILD``, inherited through the

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from hypothesis import given, settings
@@ -74,3 +76,51 @@ def test_child_imports_neither_json_nor_numpy_nor_typing(tmp_path: Path) -> None
     # Nor the Python halves of signal and ctypes, nor importlib: a child calls their C halves.
     unwanted = {"json", "numpy", "typing", "re", "traceback", "signal", "ctypes", "importlib"}
     assert not unwanted & loaded, sorted(unwanted & loaded)
+
+
+def _held_cgroup(tmp_path: Path) -> Path:
+    """A stand-in for a cgroup's ``cgroup.procs``: a FIFO, whose writer waits for a reader."""
+    fifo = tmp_path / "cgroup.procs"
+    os.mkfifo(fifo)
+    return fifo
+
+
+def _joined(fifo: Path, child: subprocess.Popen[bytes]) -> int:
+    with open(fifo) as f:  # lets the child's move go through
+        moved = int(f.read())
+    assert moved == child.pid  # it moved itself, the whole process
+    return moved
+
+
+def test_the_entry_runs_only_once_the_child_is_in_its_cgroup(tmp_path: Path) -> None:
+    """The move into the cgroup goes on beside MLX's import; the entry waits for it."""
+    fifo, marker = _held_cgroup(tmp_path), tmp_path / "ran"
+    spec = {"id": "t", "path": "t.yaml", "code": f"open({str(marker)!r}, 'w').close()\n"}
+    (tmp_path / "spec.txt").write_text(repr(spec))
+    argv = [sys.executable, str(LAUNCHER), str(tmp_path / "spec.txt"), str(tmp_path / "r.json")]
+    child = subprocess.Popen(argv, env={**os.environ, "MGRADCHECK_CGROUP": str(fifo)})
+    try:
+        time.sleep(1.0)  # long enough for MLX's import, and for an entry that did not wait
+        assert child.poll() is None and not marker.exists()
+        _joined(fifo, child)
+        assert child.wait(timeout=60) == 0
+    finally:
+        child.kill()
+    assert marker.exists()
+    assert json.loads((tmp_path / "r.json").read_text())["status"] == "pass"
+
+
+def test_a_program_run_by_the_launcher_starts_only_once_it_is_in_its_cgroup(
+    tmp_path: Path,
+) -> None:
+    fifo, marker = _held_cgroup(tmp_path), tmp_path / "ran"
+    argv = [sys.executable, str(LAUNCHER), "--exec", "/bin/sh", "-c", f"touch '{marker}'"]
+    child = subprocess.Popen(argv, env={**os.environ, "MGRADCHECK_CGROUP": str(fifo)})
+    try:
+        time.sleep(0.5)
+        assert child.poll() is None and not marker.exists()
+        _joined(fifo, child)
+        assert child.wait(timeout=60) == 0
+    finally:
+        child.kill()
+    assert marker.exists()
