@@ -110,10 +110,10 @@ def select(
 ) -> list[Entry]:
     """The entries named by id (all when none) that carry every tag given; ``known``, when
     given, is every id of the corpus that ``entries`` were taken from."""
-    known = set(known) if known is not None else {e.id for e in entries}
-    unknown = [i for i in ids if i not in known]
+    every = set(known) if known is not None else {e.id for e in entries}
+    unknown = [i for i in ids if i not in every]
     if unknown:
-        hints = [(i, closest(i, known)) for i in unknown]
+        hints = [(i, closest(i, every)) for i in unknown]
         named = ", ".join(f"{i!r}" + (f" (did you mean {h!r}?)" if h else "") for i, h in hints)
         raise UsageError(f"no corpus entry with id {named}; see 'mgradcheck list'")
     chosen = [e for e in entries if (not ids or e.id in ids) and all(t in e.tags for t in tags)]
