@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from mgradcheck.corpus import loader
+from mgradcheck.corpus import loader, patterns
 from mgradcheck.corpus.document import SourceError
 from mgradcheck.corpus.files import corpus_files
 from mgradcheck.corpus.loader import load
@@ -83,8 +83,8 @@ def test_the_checker_changes_with_the_checking_code(
     before = loader._checker()
     assert before is not None and before == loader._checker()
     copy = tmp_path / "patterns.py"
-    copy.write_text(Path(loader.danger.__code__.co_filename).read_text() + "\n# changed\n")
-    monkeypatch.setattr(__import__("mgradcheck.corpus.patterns").corpus.patterns, "__file__", str(copy))  # fmt: skip
+    copy.write_text(Path(patterns.__file__).read_text() + "\n# changed\n")
+    monkeypatch.setattr(patterns, "__file__", str(copy))
     assert loader._checker() not in (None, before)
 
 
