@@ -32,14 +32,69 @@ TAIL = 4000
 
 
 def read_spec(path: str) -> dict[str, Any]:
-    """Read the spec the parent wrote with ``repr()``: plain literals only."""
+    """Read the spec the parent wrote with ``repr()``: plain literals only.
+
+    Evaluated from the text itself: ``compile()`` would first make CPython's AST node types
+    (2 ms, most of what a child costs beyond its MLX import), which neither this literal nor
+    code the parent compiled for us (:func:`entry_code`) needs.
+    """
     with open(path, encoding="utf-8") as f:
         text = f.read()
     names = {"__builtins__": {}, "inf": float("inf"), "nan": float("nan")}
-    spec = eval(compile(text, path, "eval"), names)
+    spec = eval(text, names)
     if not isinstance(spec, dict):
         raise TypeError("the spec is not a dict")
     return spec
+
+
+def magic() -> bytes | None:
+    """This interpreter's bytecode magic number, which a ``.pyc`` starts with: code marshalled
+    by an interpreter with the same one loads here as if compiled here."""
+    found = getattr(sys.modules.get("_frozen_importlib_external"), "MAGIC_NUMBER", None)
+    return found if isinstance(found, bytes) else None
+
+
+def entry_code(spec: dict[str, Any]) -> Any:
+    """The entry's code compiled as it runs: named after its YAML file, on the lines it has there.
+
+    The parent compiles it too and passes it marshalled in the spec (``compiled``), with its
+    :func:`magic`. Asserts are kept whatever ``-O`` the compiling interpreter runs with: they
+    are the entries' oracles.
+    """
+    # Pad so that tracebacks name the entry's YAML file and the code's real line there.
+    source = "\n" * (spec.get("code_line", 1) - 1) + spec["code"]
+    return compile(source, spec.get("path", "<entry>"), "exec", dont_inherit=True, optimize=0)
+
+
+def with_code(spec: dict[str, Any]) -> dict[str, Any]:
+    """``spec`` as the parent sends it: its code compiled there too, marshalled and tagged
+    with that interpreter's :func:`magic` (``compiled``). Unchanged where there is no code,
+    or where it does not compile: the child compiles it again and says what is wrong."""
+    mine = magic()
+    if mine is None or not isinstance(spec.get("code"), str):
+        return spec
+    import marshal
+
+    try:
+        data = marshal.dumps(entry_code(spec))
+    except Exception:  # noqa: BLE001 - the child meets the same error, and reports it
+        return spec
+    return {**spec, "compiled": (mine, data)}
+
+
+def _compiled(spec: dict[str, Any]) -> Any:
+    """The code the parent compiled for this interpreter, if it did; else compiled here."""
+    found, mine = spec.get("compiled"), magic()
+    if mine is not None and isinstance(found, tuple) and len(found) == 2 and found[0] == mine:
+        import marshal  # built in: nothing to load
+
+        try:
+            code = marshal.loads(found[1])
+        except (EOFError, ValueError, TypeError):
+            code = None
+        if isinstance(code, type(_compiled.__code__)):
+            return code
+    return entry_code(spec)
 
 
 _ESCAPES = {i: f"\\u{i:04x}" for i in range(0x20)}
@@ -192,10 +247,7 @@ def _helpers(env: dict[str, Any]) -> dict[str, Any]:
 
 
 def _run_code(spec: dict[str, Any], env_globals: dict[str, Any]) -> None:
-    code = spec["code"]
-    # Pad so that tracebacks name the entry's YAML file and the code's real line there.
-    source = "\n" * (spec.get("code_line", 1) - 1) + code
-    compiled = compile(source, spec.get("path", "<entry>"), "exec", dont_inherit=True)
+    compiled = _compiled(spec)
     scope = dict(env_globals)
     scope["__name__"] = "__mgradcheck_entry__"
     if spec.get("log"):  # a batch's log (see mgradcheck.child.batch_log): code names it thus

@@ -168,7 +168,9 @@ class Runner:
     def _run_one(self, unit: _Unit, scratch: Path) -> Observation:
         if self._stopping.is_set():
             return not_run()
-        spec = {**unit.spec, "memory_limit": self.options.memory_limit}
+        from mgradcheck.child.bootstrap import with_code  # its code compiled here, for the child
+
+        spec = with_code({**unit.spec, "memory_limit": self.options.memory_limit})
         started: list[LiveChild] = []
 
         def track(child: LiveChild) -> None:

@@ -124,3 +124,49 @@ def test_a_program_run_by_the_launcher_starts_only_once_it_is_in_its_cgroup(
     finally:
         child.kill()
     assert marker.exists()
+
+
+def _run(tmp_path: Path, spec: dict[str, object], *flags: str) -> str:
+    """What a child running ``spec`` printed (its result: a pass)."""
+    (tmp_path / "spec.txt").write_text(repr(spec))
+    argv = [sys.executable, *flags, str(LAUNCHER), str(tmp_path / "spec.txt"), str(tmp_path / "r.json")]  # fmt: skip
+    out = subprocess.run(argv, capture_output=True, text=True, check=True, timeout=120)
+    assert json.loads((tmp_path / "r.json").read_text())["status"] == "pass", out.stderr
+    return out.stdout
+
+
+def test_the_child_runs_the_code_the_parent_compiled_for_an_interpreter_like_its_own(
+    tmp_path: Path,
+) -> None:
+    """What the child runs is the marshalled code when its magic number is the child's own,
+    and else the source; a payload that does not load is the source too."""
+    spec = {"id": "t", "path": "t.yaml", "code": "print('source')\n", "code_line": 1}
+    magic, data = bootstrap.with_code({**spec, "code": "print('compiled')\n"})["compiled"]
+    assert magic == bootstrap.magic() is not None
+    assert _run(tmp_path, {**spec, "compiled": (magic, data)}) == "compiled\n"
+    assert _run(tmp_path, {**spec, "compiled": (b"\x00\x00\r\n", data)}) == "source\n"
+    assert _run(tmp_path, {**spec, "compiled": (magic, data[:7])}) == "source\n"
+    assert _run(tmp_path, {**spec, "compiled": (magic, bootstrap.dumps(1).encode())}) == "source\n"
+    assert _run(tmp_path, spec) == "source\n"
+
+
+def test_code_compiled_by_a_parent_under_o_keeps_its_asserts(tmp_path: Path) -> None:
+    """The asserts are the oracles: a parent run with -O (or PYTHONOPTIMIZE) compiles them in."""
+    spec = {"id": "t", "path": "t.yaml", "code": "assert False, 'kept'\n", "code_line": 3}
+    script = (
+        "import sys; from mgradcheck.child.bootstrap import with_code; "
+        f"sys.stdout.write(repr(with_code({spec!r})['compiled']))"
+    )
+    out = subprocess.run([sys.executable, "-O", "-c", script], capture_output=True, text=True, check=True)  # fmt: skip
+    (tmp_path / "spec.txt").write_text(repr({**spec, "compiled": eval(out.stdout)}))
+    argv = [sys.executable, str(LAUNCHER), str(tmp_path / "spec.txt"), str(tmp_path / "r.json")]
+    subprocess.run(argv, capture_output=True, check=True, timeout=120)
+    result = json.loads((tmp_path / "r.json").read_text())
+    assert (result["status"], result["message"]) == ("fail", "kept")
+    assert 'File "t.yaml", line 3' in result["traceback"]  # its file, and its line there
+
+
+def test_code_that_does_not_compile_goes_as_source() -> None:
+    spec = {"id": "t", "path": "t.yaml", "code": "def (:\n", "code_line": 1}
+    assert bootstrap.with_code(spec) is spec
+    assert bootstrap.with_code({"id": "t", "probe_only": True}) == {"id": "t", "probe_only": True}
