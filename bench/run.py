@@ -10,7 +10,9 @@ machine's load than the wall-clock time printed beside it):
   2. one trivial entry against one bare ``python -c "import mlx.core as mx; x = mx.array(1.0)"``
      (target <= 4x);
   3. 20 trivial entries, -j1, against 20 bare imports one after another (target <= 1.35x),
-     and the marginal cost of one more entry (from 20 and 80 entries);
+     and the marginal cost of one more entry (from 20 and 80 entries); for 2 and 3, the floor
+     of the stack: a parent that imports only the libraries a run is built on (Click,
+     dataclasses, pathlib, subprocess, ...) and starts the same bare children;
   4. the parent's own work per child, timed in this process: the probe cache read (once a
      run), a child's result read and judged, a report snapshot (every report file, rewritten
      at most once a second) of 20 and of 600 entries; and the load of the 600 cached corpus
@@ -24,7 +26,8 @@ The four targets of 1 to 3 are printed again together at the end. ``--only start
 ``entries``, ``parent``; repeatable) measures just those, in seconds.
 Every mgradcheck runs with its own empty cache (so the first run of each measure also probes
 the interpreter, and later rounds reuse the probe cache, as a user's second run would).
-Everything measured runs with bytecode written and read, as an installed mgradcheck does:
+The measures of a ratio are taken in turn, round after round, so that a machine whose speed
+drifts moves both sides alike. Everything runs with bytecode written and read, as installed:
 ``PYTHONDONTWRITEBYTECODE`` is dropped, since with it every start compiles Click and our
 modules from source while the baseline (``import mlx.core``, a C extension) compiles nothing.
 """
@@ -50,6 +53,9 @@ from pathlib import Path
 PYTHON = sys.executable
 MGRADCHECK = [PYTHON, "-m", "mgradcheck"]
 BARE = [PYTHON, "-c", "import mlx.core as mx; x = mx.array(1.0)"]
+# What a run is built on, and no run can start without: its command line, records and paths,
+# child processes, JSON and threads, and the versions it compares.
+STACK = "click, dataclasses, pathlib, subprocess, json, threading, packaging.version"
 TRIVIAL = """\
 id: trivial-{i}
 title: Trivial entry {i}
@@ -101,8 +107,20 @@ def timed(argv: list[str], env: dict[str, str] | None = None, cwd: Path | None =
 
 
 def median(rounds: int, measure: Callable[[], Cost]) -> Cost:
-    costs = [measure() for _ in range(rounds)]
-    return Cost(statistics.median(c.wall for c in costs), statistics.median(c.cpu for c in costs))
+    return paired(rounds, measure)[0]
+
+
+def paired(rounds: int, *measures: Callable[[], Cost]) -> list[Cost]:
+    """The median cost of each measure, taken in turn round after round: a machine whose speed
+    drifts while they run (a shared host's) moves every one of them alike, not their ratio."""
+    costs: list[list[Cost]] = [[] for _ in measures]
+    for _ in range(rounds):
+        for taken, measure in zip(costs, measures, strict=True):
+            taken.append(measure())
+    return [
+        Cost(statistics.median(c.wall for c in taken), statistics.median(c.cpu for c in taken))
+        for taken in costs
+    ]
 
 
 def per_call(call: Callable[[], object], calls: int = 200, rounds: int = 5) -> float:
@@ -155,23 +173,34 @@ class Bench:
             total += timed(BARE)
         return total
 
+    def stack(self, k: int) -> Cost:
+        """A parent that only imports what mgradcheck's run is built on, then starts ``k`` bare
+        children one after another: the least a run of ``k`` entries could cost on it."""
+        script = f"import {STACK}, subprocess\nfor _ in range({k}): subprocess.run({BARE!r})"
+        return timed([PYTHON, "-c", script])
+
     def entries(self) -> None:
         self.run(1)  # the probe cache and bytecode, as on any second run
-        one = median(self.rounds, partial(self.run, 1))
-        bare_one = median(self.rounds, partial(self.bare, 1))
+        one, bare_one, least = paired(
+            self.rounds, partial(self.run, 1), partial(self.bare, 1), partial(self.stack, 1)
+        )
         ratio = one / bare_one
         self.target(
             f"one trivial entry        {one.ms()} against one bare import {bare_one.ms()}: "
             f"{ratio:.1f}x (target <= 4x: {verdict(ratio, 4)})"
         )
         sizes = (20, 80)
-        measured = {k: (median(self.rounds, partial(self.run, k)), median(self.rounds, partial(self.bare, k))) for k in sizes}  # fmt: skip
-        mine, floor = measured[20]
+        measured = {k: paired(self.rounds, partial(self.run, k), partial(self.bare, k), partial(self.stack, k)) for k in sizes}  # fmt: skip
+        mine, floor, least_20 = measured[20]
         self.target(
             f"20 trivial entries, -j1  {mine.s()} against 20 bare imports {floor.s()}: "
             f"{mine / floor:.2f}x (target <= 1.35x: {verdict(mine / floor, 1.35)})"
         )
-        (m1, f1), (m2, f2) = measured[20], measured[80]
+        print(
+            f"                         the floor of the stack ({STACK}, then the bare "
+            f"children): one {least / bare_one:.1f}x, 20 {least_20 / floor:.2f}x"
+        )
+        (m1, f1, _), (m2, f2, _) = measured[20], measured[80]
         slope, slope_bare = (m2.cpu - m1.cpu) / 60, (f2.cpu - f1.cpu) / 60
         print(
             f"                         one more entry {slope * 1000:.1f} ms CPU against "

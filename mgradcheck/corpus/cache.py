@@ -65,12 +65,12 @@ class DocumentCache:
         self._fresh: dict[str, dict[str, Any]] = {}  # parsed now, recorded once they load
         self._absolute: dict[str, str] = {}  # each folder named, made absolute
 
-    def checked(self, path: Path, warnings: bool) -> tuple[str, int] | None:
+    def checked(self, path: str, warnings: bool) -> tuple[str, int] | None:
         """The id and its line of an unchanged file this cache's checker found clean (and,
         when ``warnings``, without warnings); None when the file must be read and checked."""
         if self.checker is None:
             return None
-        folder, base = os.path.split(os.fspath(path))
+        folder, base = os.path.split(path)
         if folder not in self._absolute:  # a directory's files come one after another
             self._absolute[folder] = os.path.abspath(folder or os.curdir)
         directory = self._directory(self._absolute[folder])

@@ -52,7 +52,7 @@ class Document:
         return self.lines.get(key, 1)
 
 
-_PLAIN_KEY = re.compile(r"[A-Za-z0-9_-]+")
+_PLAIN_KEY = r"[A-Za-z0-9_-]+"  # compiled by re on first use: an error message
 
 
 def dotted(key: Key) -> str:
@@ -60,7 +60,7 @@ def dotted(key: Key) -> str:
     for part in key:
         if isinstance(part, int):
             out += f"[{part}]"
-        elif not _PLAIN_KEY.fullmatch(part):
+        elif not re.fullmatch(_PLAIN_KEY, part):
             out += f"[{part!r}]"  # a key with odd characters must not break the one-line error
         else:
             out += f".{part}" if out else part

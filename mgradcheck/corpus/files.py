@@ -15,32 +15,38 @@ def corpus_files(paths: Sequence[Path]) -> list[Path]:
     A directory is walked as ``Path.rglob`` walks it, into subdirectories but not through
     links to them, and its files come sorted by their path's parts.
     """
-    files: list[Path] = []
+    return [Path(name) for name in corpus_names(paths)]
+
+
+def corpus_names(paths: Sequence[Path]) -> list[str]:
+    """:func:`corpus_files` as the strings a loader of many files wants (a ``Path`` made and
+    turned back into a string costs more than the ``stat`` that checks the file)."""
+    files: list[str] = []
     for path in paths:
         if path.is_dir():
-            files.extend(_walk(path))
+            files.extend(_walk(os.fspath(path)))
         else:
-            files.append(path)
+            files.append(os.fspath(path))
     return files
 
 
-def _walk(folder: Path) -> list[Path]:
+def _walk(folder: str) -> list[str]:
     try:
         with os.scandir(folder) as found:
             items = sorted(found, key=lambda item: item.name)
     except OSError:
         return []
-    files: list[Path] = []
+    files: list[str] = []
     for item in items:
         name = item.name
         try:
             if item.is_dir():
                 if not item.is_symlink():
-                    files.extend(_walk(folder / name))
+                    files.extend(_walk(os.path.join(folder, name)))
                 continue
             dot = name.rfind(".")  # Path.suffix: the last dot, neither first nor last
             if 0 < dot < len(name) - 1 and name[dot:] in CORPUS_SUFFIXES and item.is_file():
-                files.append(folder / name)
+                files.append(os.path.join(folder, name))
         except OSError:
             continue
     return files
@@ -55,4 +61,4 @@ def bundled_corpus() -> Path:
     return here / "bundled_corpus"
 
 
-__all__ = ["CORPUS_SUFFIXES", "bundled_corpus", "corpus_files"]
+__all__ = ["CORPUS_SUFFIXES", "bundled_corpus", "corpus_files", "corpus_names"]

@@ -32,7 +32,7 @@ from mgradcheck.corpus.entry import (
     Upstream,
 )
 from mgradcheck.corpus.fields import Checker, Key
-from mgradcheck.corpus.files import corpus_files
+from mgradcheck.corpus.files import corpus_names
 from mgradcheck.corpus.gradcheck_block import check_gradcheck
 from mgradcheck.corpus.patterns import danger
 from mgradcheck.errors import CorpusError
@@ -314,19 +314,20 @@ def load(
     """
     problems: list[SourceError] = []
     entries: list[Entry] = []
-    files = corpus_files(paths)
+    files = corpus_names(paths)
     if not files:
         raise CorpusError(
             [SourceError(", ".join(map(display, paths)), 0, "", "no corpus files (*.yaml) found")]
         )
-    seen: dict[str, tuple[Path, int]] = {}  # each id's first file, and the id's line there
+    seen: dict[str, tuple[str, int]] = {}  # each id's first file, and the id's line there
     documents = DocumentCache(cache, _checker()) if cache is not None else None
     trusted = documents if only is not None else None  # whose records may stand for a check
-    for file in files:
-        known = trusted.checked(file, warnings is not None) if trusted is not None else None
+    for named in files:
+        known = trusted.checked(named, warnings is not None) if trusted is not None else None
         if known is not None and only is not None and known[0] not in only:
             entry_id, line = known
         else:
+            file = Path(named)
             try:
                 name = display(file)
                 doc = documents.read(file, name) if documents is not None else _parse(file, name)
@@ -347,14 +348,14 @@ def load(
             first, first_line = seen[entry_id]
             problems.append(
                 SourceError(
-                    display(file),
+                    display(Path(named)),
                     line,
                     "id",
-                    f"duplicate id {entry_id!r} (first at {display(first)}:{first_line})",
+                    f"duplicate id {entry_id!r} (first at {display(Path(first))}:{first_line})",
                 )
             )
             continue
-        seen[entry_id] = (file, line)
+        seen[entry_id] = (named, line)
         if ids is not None:
             ids.append(entry_id)
     if documents is not None:

@@ -105,7 +105,7 @@ def refuse_input(path: Path, inputs: Sequence[Path]) -> None:
 # sweep) and the shields.io endpoint, JUnit (another tool's too), the badge, the Markdown
 # summary, a matrix's Markdown, report upstream's issue. A file that begins otherwise is
 # someone's work (a module, a config, notes), never replaced by a report.
-_OURS = re.compile(
+_OURS = (  # compiled by re on first use: only a file already there is sniffed
     r'\s*(?:\{\s*"(?:schema"\s*:\s*"mgradcheck-|schemaVersion"\s*:)'
     r"|<\?xml[^>]*>\s*<testsuites?[\s>]"
     r'|<svg xmlns="http://www\.w3\.org/2000/svg" width="\d+" height="20" role="img"'
@@ -124,7 +124,7 @@ def refuse_foreign(path: Path) -> None:
             head = f.read(_SNIFF_BYTES).decode("utf-8", errors="replace")
     except OSError as exc:
         raise WriteError(f"cannot write {path}: cannot read it: {exc.strerror or exc}") from None
-    if head.strip() and not _OURS.match(head):
+    if head.strip() and not re.match(_OURS, head):
         raise UsageError(
             f"cannot write {path}: it exists and is not an mgradcheck report; "
             "move it away or choose another path"

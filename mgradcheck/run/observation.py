@@ -11,7 +11,7 @@ from mgradcheck.outcomes import Outcome
 
 MESSAGE_CHARS = 4000  # of a message: its head and tail
 TRACEBACK_CHARS = 16000  # of a traceback
-_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE = "[\ud800-\udfff]"  # compiled by re on first use: most text is ASCII
 
 
 def capped(text: str, limit: int) -> str:
@@ -27,7 +27,7 @@ def strict(value: Any) -> Any:
     """``value`` (decoded JSON) as strict JSON can hold it: lone surrogates become U+FFFD,
     NaN and infinities None."""
     if isinstance(value, str):
-        return value if value.isascii() else _SURROGATE.sub("\ufffd", value)
+        return value if value.isascii() else re.sub(_SURROGATE, "\ufffd", value)
     if isinstance(value, float):
         return value if math.isfinite(value) else None
     if isinstance(value, dict):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import enum
 import json
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -113,7 +114,7 @@ class CaseResult:
 
 
 def unsupported(text: str) -> bool:
-    return UNSUPPORTED.search(text) is not None
+    return re.search(UNSUPPORTED, text) is not None
 
 
 def from_line(task: Task, line: Mapping[str, Any]) -> CaseResult:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
@@ -220,7 +221,7 @@ class Point:
             text = f"{type(exc).__name__}: {exc}".strip()
             if reference:
                 return None
-            if UNSUPPORTED.search(text):
+            if re.search(UNSUPPORTED, text):
                 self.run.result.refuse(check, f"{what} ({self.dtype})", text)
             else:
                 self.finding("error", check, f"{what} raised", subset, text[:500], repro)
