@@ -11,10 +11,12 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from click.shell_completion import CompletionItem, get_completion_class
+
+if TYPE_CHECKING:  # the completion machinery: only when completing, not at every start
+    from click.shell_completion import CompletionItem
 
 from mgradcheck.exitcodes import describe
 
@@ -37,6 +39,8 @@ def _entries(ctx: click.Context) -> list[Any]:
 def _matching(
     values: Iterable[str], incomplete: str, help_of: dict[str, str] | None = None
 ) -> list[CompletionItem]:
+    from click.shell_completion import CompletionItem
+
     seen = sorted({v for v in values if v.startswith(incomplete)})
     return [CompletionItem(v, help=(help_of or {}).get(v)) for v in seen]
 
@@ -99,6 +103,8 @@ def release_versions(
         except InvalidVersion:
             return (1, None, text)
 
+    from click.shell_completion import CompletionItem
+
     found = sorted((v for v in known_releases() if v.startswith(incomplete)), key=key)
     return [CompletionItem(v) for v in found]
 
@@ -116,6 +122,8 @@ def completion(shell: str) -> None:
     zsh:   eval "$(mgradcheck completion zsh)"       (in ~/.zshrc)
     fish:  mgradcheck completion fish > ~/.config/fish/completions/mgradcheck.fish
     """
+    from click.shell_completion import get_completion_class
+
     root = click.get_current_context().find_root().command
     kind = get_completion_class(shell)
     assert kind is not None  # every name in SHELLS is one Click knows

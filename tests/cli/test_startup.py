@@ -29,6 +29,7 @@ DENIED = (
     "mgradcheck.builds",
     "mgradcheck.envs",
     "mgradcheck.index",
+    "click.shell_completion",
 )
 # The light corners of the release machinery the command line's options read: the backends
 # --backend offers and the choices of --regress-on (each imports nothing heavier).
