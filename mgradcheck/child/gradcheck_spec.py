@@ -23,7 +23,7 @@ INPUT_KEYS = ("shape", "dtype", "range", "value", "fill", "const")
 # MLX's explicit refusals: an operation, or a transform of it, that this MLX does
 # not implement (or not for these arguments), or declines by design. A refusal is
 # listed as unsupported, never reported as a bug.
-UNSUPPORTED = (  # a pattern, compiled by re where it is searched (no run of a corpus does)
+UNSUPPORTED = (  # compiled by re where searched: by the sweep and its children, not by a run
     "(?i)"
     r"not (yet )?(implemented|supported)|unsupported|\bNYI\b"  # "[QuantizedMatmul::vmap] NYI"
     r"|use stop_gradient"  # "Use stop_gradient on indices/masks ..."
