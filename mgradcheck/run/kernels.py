@@ -27,7 +27,7 @@ import os
 import shutil
 import struct
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
 
 _MACHO = (b"\xcf\xfa\xed\xfe", b"\xce\xfa\xed\xfe", b"\xfe\xed\xfa\xcf", b"\xfe\xed\xfa\xce")
@@ -77,13 +77,14 @@ def whole(path: str) -> bool:
     return bool(count > 0 and table + entry * count <= size)
 
 
-def seed(shared: Path, private: Path) -> int:
-    """Hard-link each library of ``shared`` into ``private`` at the same place; how many.
+def seed(shared: Path, private: Path) -> set[str]:
+    """Hard-link each library of ``shared`` into ``private`` at the same place; the paths
+    linked, relative to both.
 
     Where a hard link cannot be made (another filesystem), a symbolic link is.
     """
     made: set[str] = set()
-    linked = 0
+    linked: set[str] = set()
     for relative, entry in libraries(shared):
         where = os.path.join(private, relative)
         target = os.path.join(where, entry.name)
@@ -97,19 +98,23 @@ def seed(shared: Path, private: Path) -> int:
                 os.symlink(entry.path, target)
         except OSError:
             continue  # not seeded: the child builds it again if it needs it
-        linked += 1
+        linked.add(os.path.join(relative, entry.name))
     return linked
 
 
-def publish(private: Path, shared: Path) -> int:
+def publish(private: Path, shared: Path, seeded: Collection[str] = ()) -> int:
     """Move each whole library of ``private`` that ``shared`` lacks into it; how many.
 
-    A rename makes the name appear with the whole file; across filesystems the file is
-    copied beside its place first. A library that cannot be moved (a full disk) is left:
-    it is built again when next needed.
+    ``seeded`` (what :func:`seed` linked) came from ``shared``: not looked for there again,
+    a file system call a library that every child of a warm cache would pay. A rename makes
+    the name appear with the whole file; across filesystems the file is copied beside its
+    place first. A library that cannot be moved (a full disk) is left: it is built again
+    when next needed.
     """
     moved = 0
     for relative, entry in libraries(private):
+        if os.path.join(relative, entry.name) in seeded:
+            continue
         target = os.path.join(shared, relative, entry.name)
         if os.path.lexists(target) or not whole(entry.path):
             continue  # seeded from there, or published meanwhile by another child; or cut short
@@ -145,11 +150,12 @@ def own_tmpdir(shared: Path | None, workdir: Path) -> Iterator[dict[str, str]]:
     except OSError:  # a full disk: the child's own files fail next, and say so
         yield {"TMPDIR": str(shared)}
         return
+    seeded: set[str] = set()
     try:
-        seed(shared, private)
+        seeded = seed(shared, private)
         yield {"TMPDIR": str(private)}
     finally:
-        publish(private, shared)
+        publish(private, shared, seeded)
         shutil.rmtree(private, ignore_errors=True)
 
 

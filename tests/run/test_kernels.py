@@ -164,7 +164,7 @@ def test_a_library_built_on_another_filesystem_is_copied_beside_its_place_then_r
     shared, private = tmp_path / "shared", tmp_path / "private"
     (shared / "cpu").mkdir(parents=True)
     (shared / "cpu" / "libold.so").write_bytes(elf())
-    assert kernels.seed(shared, private) == 1
+    assert kernels.seed(shared, private) == {os.path.join("cpu", "libold.so")}
     assert os.path.samefile(private / "cpu" / "libold.so", shared / "cpu" / "libold.so")
     (private / "cpu" / "libnew.so").write_bytes(elf())
     rename = os.rename
@@ -178,3 +178,15 @@ def test_a_library_built_on_another_filesystem_is_copied_beside_its_place_then_r
     assert kernels.publish(private, shared) == 1
     assert sorted(p.name for p in (shared / "cpu").iterdir()) == ["libnew.so", "libold.so"]
     assert (shared / "cpu" / "libnew.so").read_bytes() == elf()
+
+
+def test_what_was_seeded_is_not_looked_for_again_when_published(tmp_path: Path) -> None:
+    """Every child of a warm cache is seeded with all of it: only what it built goes back."""
+    shared, private = tmp_path / "shared", tmp_path / "private"
+    (shared / "cpu").mkdir(parents=True)
+    (shared / "cpu" / "libold.so").write_bytes(elf())
+    seeded = kernels.seed(shared, private)
+    (private / "cpu" / "libnew.so").write_bytes(elf())
+    (shared / "cpu" / "libold.so").unlink()  # gone from the cache meanwhile: not put back
+    assert kernels.publish(private, shared, seeded) == 1
+    assert sorted(p.name for p in (shared / "cpu").iterdir()) == ["libnew.so"]
