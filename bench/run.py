@@ -176,7 +176,7 @@ class Bench:
     def stack(self, k: int) -> Cost:
         """A parent that only imports what mgradcheck's run is built on, then starts ``k`` bare
         children one after another: the least a run of ``k`` entries could cost on it."""
-        script = f"import {STACK}, subprocess\nfor _ in range({k}): subprocess.run({BARE!r})"
+        script = f"import {STACK}\nfor _ in range({k}): subprocess.run({BARE!r})"
         return timed([PYTHON, "-c", script])
 
     def entries(self) -> None:

@@ -105,8 +105,8 @@ def seed(shared: Path, private: Path) -> set[str]:
 def publish(private: Path, shared: Path, seeded: Collection[str] = ()) -> int:
     """Move each whole library of ``private`` that ``shared`` lacks into it; how many.
 
-    ``seeded`` (what :func:`seed` linked) came from ``shared``: not looked for there again,
-    a file system call a library that every child of a warm cache would pay. A rename makes
+    ``seeded`` (what :func:`seed` linked) came from ``shared`` and is not looked for there
+    again: one file system call a library, which every child of a warm cache paid. A rename makes
     the name appear with the whole file; across filesystems the file is copied beside its
     place first. A library that cannot be moved (a full disk) is left: it is built again
     when next needed.

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from mgradcheck import __version__
+from mgradcheck.child.bootstrap import with_code  # the child's code, compiled here for it
 from mgradcheck.corpus.entry import Entry
 from mgradcheck.errors import EnvironmentFailure, Interrupted
 from mgradcheck.outcomes import Outcome
@@ -168,9 +169,7 @@ class Runner:
     def _run_one(self, unit: _Unit, scratch: Path) -> Observation:
         if self._stopping.is_set():
             return not_run()
-        from mgradcheck.child.bootstrap import with_code  # its code compiled here, for the child
-
-        spec = with_code({**unit.spec, "memory_limit": self.options.memory_limit})
+        spec = {**unit.spec, "memory_limit": self.options.memory_limit}
         started: list[LiveChild] = []
 
         def track(child: LiveChild) -> None:
@@ -243,9 +242,9 @@ class Runner:
                 repeat = self.options.repeat or entry.repeat
                 pending[entry.id] = [None] * repeat
                 timeout = self.options.timeout or entry.timeout
+                spec = with_code(entry.child_spec())  # compiled once, for every repeat
                 for i in range(repeat):
                     name = entry.id if repeat == 1 else f"{entry.id} ({i + 1}/{repeat})"
-                    spec = entry.child_spec()
                     units.append(_Unit(len(units), name, f"{entry.id}.{i}", spec, timeout))
                     runs.append((entry, i))
 
@@ -282,7 +281,7 @@ class Runner:
             if job is None:
                 return None
             jobs.append(job)
-            spec = {"id": job.id, "path": f"<{job.id}>", "code": job.code}
+            spec = with_code({"id": job.id, "path": f"<{job.id}>", "code": job.code})
             log = ChildLog(job.idle)
             return _Unit(len(jobs) - 1, job.label or job.id, job.id, spec, job.timeout, log)
 
