@@ -77,8 +77,10 @@ def with_code(spec: dict[str, Any]) -> dict[str, Any]:
 
     try:
         data = marshal.dumps(entry_code(spec))
-    except Exception:  # noqa: BLE001 - the child meets the same error, and reports it
-        return spec
+    # What compiling a text can raise, and nothing else: the runner's main thread calls this,
+    # where its signal handler raises the run's interrupt, which must never be swallowed.
+    except (SyntaxError, ValueError, OverflowError, RecursionError, MemoryError):
+        return spec  # the child meets the same error, and reports it
     return {**spec, "compiled": (mine, data)}
 
 
