@@ -1,33 +1,37 @@
-"""pytest plugin: ``pytest --mgradcheck`` collects corpus files as pytest collects test files.
+"""pytest plugin: ``pytest --mgradcheck`` runs the corpus's entries as pytest items.
 
 Without ``--mgradcheck`` the plugin only registers its options and its marker,
 and collects nothing.
 
-With it, each corpus file (the bundled corpus, or ``--mgradcheck-corpus``) is
-collected by :func:`pytest_collect_file`, and each entry in it is an item whose
-node id is the file's and the entry's: ``corpus/where-jvp-zero-tangent.yaml::
-where-jvp-zero-tangent``, which works on the command line like any node id.
-Items carry the ``mgradcheck`` marker (``-m mgradcheck``) and their tags as
-keywords (``-k jvp``). A corpus outside the directories pytest walks (the
-bundled one inside the installed package, say) is added to a run that names
-no paths; a run that names paths collects what it names.
+With it, each entry of the corpus (the bundled one, or ``--mgradcheck-corpus``)
+is an item whose node id is ``mgradcheck::<id>``, whichever file holds it: one
+short id that reads the same in a downstream project, in a checkout and in the
+bundled corpus inside site-packages, and that pytest's progress shows as one
+line of dots (``mgradcheck ....``), not a line per corpus file. The id works
+back on the command line (``pytest --mgradcheck mgradcheck::where-jvp-zero-
+tangent``: the plugin names the file that holds it to pytest), and so does a
+corpus file's path (``corpus/x.yaml``, ``corpus/x.yaml::x``). Items carry the
+``mgradcheck`` marker (``-m mgradcheck``) and their tags as keywords (``-k
+jvp``). A corpus outside the directories pytest walks is added to a run that
+names no paths; a run that names paths collects what it names.
 
 Each item runs its entry through the same pipeline as ``mgradcheck run`` (its
 own child process, probed interpreter, timeout and repeats), and the verdict
 becomes the pytest outcome, as in ``mgradcheck run --junit``: as expected
 passes, a known bug reproducing where the corpus says it lives included
 (the item's ``bug_expected`` property says so); skipped skips; REGRESSED,
-FIXED, UNEXPECTED fail, with the crash details as the failure report.
+FIXED, UNEXPECTED fail, with the crash details as the failure report. Items
+are independent, so ``pytest -n N`` (pytest-xdist) runs them N at a time.
 """
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from _pytest.pathlib import bestrelpath
 
 if TYPE_CHECKING:
     from _pytest._code.code import TerminalRepr, TracebackStyle
@@ -39,6 +43,7 @@ if TYPE_CHECKING:
 
 MARKER = "mgradcheck"
 SUFFIXES = (".yaml", ".yml")
+PREFIX = f"{MARKER}::"  # every item's node id: mgradcheck::<entry id>
 
 # The probed interpreter, shared by every item of a session, or why probing failed.
 _TARGET = pytest.StashKey["tuple[ChildCommand, Environment] | str"]()
@@ -60,19 +65,47 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+def pytest_load_initial_conftests(early_config: pytest.Config, args: list[str]) -> None:
+    """``mgradcheck::ID`` on the command line becomes ``FILE::ID``, the path pytest can resolve.
+
+    Done here, before pytest resolves its arguments as paths; an id no corpus file holds is
+    left for pytest to refuse as it refuses any node id it cannot find."""
+    named = [i for i, a in enumerate(args) if a.startswith(PREFIX)]
+    if not named or not getattr(early_config.known_args_namespace, "mgradcheck", False):
+        return
+    from mgradcheck.errors import CorpusError
+    from mgradcheck.run import stages
+
+    given = early_config.known_args_namespace.mgradcheck_corpus
+    roots = _resolved(given, Path(early_config.invocation_params.dir))
+    try:
+        holders = {e.id: e.path for e in stages.load_corpus(roots)}
+    except CorpusError:
+        return  # collection reports the corpus's problems, file by file
+    for i in named:
+        ident = args[i][len(PREFIX) :]
+        if ident in holders:
+            args[i] = f"{holders[ident]}::{ident}"
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", f"{MARKER}: an entry of the mgradcheck corpus (collected with --mgradcheck)"
     )
 
 
-def _roots(config: pytest.Config) -> list[Path]:
-    """The corpus files and directories of this session, resolved."""
+def _resolved(given: list[str], where: Path) -> list[Path]:
+    """The corpus files and directories named (relative to ``where``), or the bundled corpus."""
     from mgradcheck.corpus.files import bundled_corpus
 
-    given = [Path(p) for p in config.getoption("mgradcheck_corpus")]
-    return [(p if p.is_absolute() else config.invocation_params.dir / p).resolve()
-            for p in given] or [bundled_corpus().resolve()]  # fmt: skip
+    paths = [Path(p) for p in given]
+    return [(p if p.is_absolute() else where / p).resolve()
+            for p in paths] or [bundled_corpus().resolve()]  # fmt: skip
+
+
+def _roots(config: pytest.Config) -> list[Path]:
+    """The corpus files and directories of this session, resolved."""
+    return _resolved(config.getoption("mgradcheck_corpus"), config.invocation_params.dir)
 
 
 def _in_corpus(path: Path, roots: list[Path]) -> bool:
@@ -86,7 +119,7 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> CorpusFile
         return None
     if not (parent.session.isinitpath(file_path) or _in_corpus(file_path, _roots(config))):
         return None
-    return CorpusFile.from_parent(parent, path=file_path)
+    return CorpusFile.from_parent(parent, path=file_path, nodeid=MARKER)
 
 
 @pytest.hookimpl(tryfirst=True)  # before -k and -m deselect, so they see the entries
@@ -102,17 +135,17 @@ def pytest_collection_modifyitems(
     reached |= {path.resolve() for path in session.stash.get(_FAILED, set())}
     for file in corpus_files(_roots(config)):
         if file.resolve() not in reached:
-            # A path relative to the root directory, with '..' if it lies outside (the bundled
-            # corpus in site-packages): a node id that also works on the command line.
-            nodeid = os.path.relpath(file.resolve(), config.rootpath).replace(os.sep, "/")
-            node = CorpusFile.from_parent(session, path=file, nodeid=nodeid)
+            node = CorpusFile.from_parent(session, path=file, nodeid=MARKER)
             # Through genitems, as pytest's own collection goes, so that collection counts,
             # --collect-only and a bad corpus file (a collection error) all look as usual.
             items.extend(session.genitems(node))
 
 
 class CorpusFile(pytest.File):
-    """One corpus file; its children are its entries (one, in the bundled corpus)."""
+    """One corpus file; its children are its entries (one, in the bundled corpus).
+
+    Every corpus file's node id is ``mgradcheck``, so its entries' are ``mgradcheck::<id>``
+    (ids are unique across a corpus), and pytest shows them all as one file."""
 
     def collect(self) -> list[EntryItem]:
         from mgradcheck.errors import CorpusError
@@ -123,7 +156,9 @@ class CorpusFile(pytest.File):
         except CorpusError as exc:
             self.session.stash.setdefault(_FAILED, set()).add(self.path)
             problems = "\n".join(str(p) for p in exc.problems)
-            raise self.CollectError(f"the mgradcheck corpus has problems:\n{problems}") from None
+            # Every corpus file is the node "mgradcheck": the message names which one failed.
+            where = bestrelpath(self.config.invocation_params.dir, self.path)
+            raise self.CollectError(f"{where}: not a valid corpus file:\n{problems}") from None
         return [EntryItem.from_parent(self, name=e.id, entry=e) for e in entries]
 
 

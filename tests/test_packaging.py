@@ -63,6 +63,9 @@ def test_extras_and_what_no_longer_is_a_dependency(project: PackageMetadata) -> 
         (req,) = requirements(project, cuda)
         assert (req.name, req.extras, str(req.specifier)) == ("mlx", {cuda}, ">=0.30.1")
     assert [r.name for r in requirements(project, "uv")] == ["uv"]
+    # `pytest --mgradcheck` needs pytest, which a plain install does not bring.
+    assert {r.name for r in requirements(project, "pytest")} == {"pytest", "pytest-xdist"}
+    assert "pytest" not in {r.name for r in requirements(project)}
     assert "uv" not in {r.name for r in requirements(project)}
 
 

@@ -66,10 +66,10 @@ def test_options_are_listed_in_help(pytester: pytest.Pytester) -> None:
     )
 
 
-def test_entries_are_items_with_file_node_ids(project: pytest.Pytester) -> None:
+def test_entries_are_items_with_short_node_ids(project: pytest.Pytester) -> None:
     result = run(project, "--mgradcheck", "--mgradcheck-corpus=mlx-corpus", "--collect-only", "-q")
-    ids = [line for line in result.outlines if line.startswith("mlx-corpus/")]
-    assert sorted(ids) == sorted(f"mlx-corpus/{name}.yaml::{name}" for name in ONE_EACH)
+    ids = [line for line in result.outlines if line.startswith("mgradcheck::")]
+    assert sorted(ids) == sorted(f"mgradcheck::{name}" for name in ONE_EACH)
     assert "test_mine.py::test_mine" in result.outlines
     assert "6 tests collected" in result.stdout.str()
 
@@ -80,7 +80,35 @@ def test_a_node_id_on_the_command_line_runs_that_entry(project: pytest.Pytester)
         "mlx-corpus/known-crash.yaml::known-crash", "mlx-corpus/metal-only.yaml",
     )  # fmt: skip
     result.assert_outcomes(passed=1, skipped=1)
-    result.stdout.fnmatch_lines(["PASSED mlx-corpus/known-crash.yaml::known-crash"])
+    result.stdout.fnmatch_lines(["PASSED mgradcheck::known-crash"])
+
+
+def test_a_short_node_id_on_the_command_line_runs_that_entry(project: pytest.Pytester) -> None:
+    args = ("--mgradcheck", "--mgradcheck-corpus=mlx-corpus", "-rA")
+    result = run(project, *args, "mgradcheck::known-crash", "mgradcheck::metal-only")
+    result.assert_outcomes(passed=1, skipped=1)  # the project's own test is not named
+    result.stdout.fnmatch_lines(["PASSED mgradcheck::known-crash"])
+    unknown = run(project, *args, "mgradcheck::no-such-entry")
+    assert unknown.ret == pytest.ExitCode.USAGE_ERROR
+    unknown.stderr.fnmatch_lines(["*not found: mgradcheck::no-such-entry*"])
+
+
+def test_progress_is_one_line_of_dots_and_verbose_lists_short_ids(project: pytest.Pytester) -> None:
+    """As pytest shows one test file: no line per corpus file, no blank progress lines."""
+    args = ("--mgradcheck", "--mgradcheck-corpus=mlx-corpus", "-m", "mgradcheck")
+    plain = run_downstream(project, *args)
+    progress = [line for line in plain.outlines if re.search(r"\[\s*\d+%\]$", line)]
+    assert len(progress) == 1 and re.match(r"mgradcheck [.FsE]{5} +\[100%\]$", progress[0])
+    verbose = run_downstream(project, *args, "-v")
+    verbose.stdout.fnmatch_lines(
+        [f"mgradcheck::{name} *" for name in sorted(ONE_EACH)], consecutive=True
+    )
+
+
+def test_items_run_under_pytest_xdist(project: pytest.Pytester) -> None:
+    result = run_downstream(project, "--mgradcheck", "--mgradcheck-corpus=mlx-corpus", "-n", "2")
+    result.assert_outcomes(passed=3, failed=2, skipped=1)  # the project's test among them
+    result.stdout.fnmatch_lines(["FAILED mgradcheck::segfaults - REGRESSED: *"], consecutive=False)
 
 
 def test_the_marker_is_registered_and_selects_the_entries(project: pytest.Pytester) -> None:
@@ -102,11 +130,11 @@ def test_verdicts_become_pytest_outcomes(project: pytest.Pytester) -> None:
     result = run_downstream(project, "--mgradcheck", "--mgradcheck-corpus=mlx-corpus", "-rA")
     result.assert_outcomes(passed=3, failed=2, skipped=1)
     for line in (
-        "PASSED mlx-corpus/known-crash.yaml::known-crash",
-        "PASSED mlx-corpus/passes.yaml::passes",
+        "PASSED mgradcheck::known-crash",
+        "PASSED mgradcheck::passes",
         "SKIPPED [[]1] mlx-corpus/metal-only.yaml:1: needs metal; this run is on cpu",
-        "FAILED mlx-corpus/fixed-upstream.yaml::fixed-upstream - FIXED: *",
-        "FAILED mlx-corpus/segfaults.yaml::segfaults - REGRESSED: the bug is back: SIG*",
+        "FAILED mgradcheck::fixed-upstream - FIXED: *",
+        "FAILED mgradcheck::segfaults - REGRESSED: the bug is back: SIG*",
     ):
         result.stdout.fnmatch_lines([line])
 
@@ -155,7 +183,12 @@ def test_a_bad_corpus_file_is_a_collection_error(pytester: pytest.Pytester) -> N
     result = run(pytester, "--mgradcheck", "--mgradcheck-corpus=broken.yaml")
     assert result.ret == pytest.ExitCode.INTERRUPTED
     result.stdout.fnmatch_lines(
-        ["*ERROR collecting broken.yaml*", "broken.yaml:1: missing required key 'summary'"],
+        [
+            "*ERROR collecting mgradcheck*",
+            "broken.yaml: not a valid corpus file:",
+            "broken.yaml:1: missing required key 'summary'",
+            "ERROR mgradcheck",
+        ],
         consecutive=False,
     )
 
@@ -172,13 +205,12 @@ def test_the_bundled_corpus_is_collected_in_a_downstream_project(pytester: pytes
     assert not (pytester.path / "mgradcheck").exists()
     result = run_downstream(pytester, "--mgradcheck", "--collect-only", "-q")
     collected = sorted(line for line in result.outlines if "::" in line)
-    # Outside the project, each file is named relative to it ('..'), a node id pytest accepts back.
-    assert [line.rsplit("/", 1)[-1] for line in collected] == sorted(
-        f"{i}.yaml::{i}" for i in expected
-    )
+    # The corpus lies in site-packages, outside the project: its ids are short all the same,
+    # and pytest accepts them back.
+    assert collected == sorted(f"mgradcheck::{i}" for i in expected)
     first = run_downstream(pytester, "--mgradcheck", collected[0], "-q", "--collect-only")
     assert "1 test collected" in first.stdout.str()
-    assert first.outlines[0].endswith(collected[0].rsplit("/", 1)[-1])
+    assert first.outlines[0] == collected[0]
 
 
 @pytest.mark.slow
