@@ -77,7 +77,8 @@ def _checks(ctx: click.Context, param: click.Parameter, value: Sequence[str]) ->
     "--emit",
     "emit_dir",
     type=click.Path(file_okay=False, path_type=Path),
-    help="Write each finding as a corpus entry here, then run it to confirm it reproduces.",
+    help="Write each finding as a corpus entry here, then run it to confirm it reproduces. "
+    "A file or id already there is kept: the new entry takes the id with a suffix (-2, -3...).",
 )
 @json_option()
 @jobs_option("How many children run at once, each a batch of catalogue cases.")

@@ -4,16 +4,20 @@ Parsing is most of what loading a file costs (and importing PyYAML a tenth of a 
 run's start), while corpus files rarely change between two runs. ``<cache root>/corpus/``
 holds one JSON file per directory of corpus files (named by a CRC-32 of its path), which
 keeps, for each file there that loaded without a problem: its identity when it was read
-(size, ``mtime_ns``, inode, and the mode and owner that say who may read it), when it was
-read, a CRC-32 of its bytes, and what it parsed to (the values and the line of each). A
-record is used only by the same mgradcheck version and cache format, for the same
+(size, ``mtime_ns``, ``ctime_ns``, inode, and the mode and owner that say who may read it),
+when it was read, a CRC-32 of its bytes, and what it parsed to (the values and the line of
+each). A record is used only by the same mgradcheck version and cache format, for the same
 directory, while the file's identity is unchanged. A corrupt, foreign or unreadable cache
 file is ignored (and replaced), a write that fails is ignored: it is only a cache.
 
+The mtime alone cannot be trusted: ``cp -p``, ``rsync --inplace -t`` and ``touch -d`` put
+back an edited file's old mtime, and an edit may keep its size. No user tool can set the
+ctime, and every write moves it, so it is in the identity too.
+
 A file system's clock may count in coarse steps (up to two seconds): a file written again
-within one step keeps its mtime. So, as git does with "racily clean" entries, a record
-taken less than :data:`SETTLE_NS` after the file's mtime is used only once the file's
-bytes are read again and their CRC-32 matches.
+within one step keeps its mtime and ctime. So, as git does with "racily clean" entries, a
+record taken less than :data:`SETTLE_NS` after the later of the two is used only once the
+file's bytes are read again and their CRC-32 matches.
 
 What comes from here is checked exactly as a freshly parsed file is
 (:func:`mgradcheck.corpus.loader.check_document`): the same problems, warnings and entry.
@@ -40,7 +44,7 @@ from typing import Any
 from mgradcheck import __version__
 from mgradcheck.corpus.document import Document, Key, source_bytes
 
-FORMAT = 2
+FORMAT = 3
 SETTLE_NS = 2_000_000_000
 
 
@@ -86,7 +90,7 @@ class DocumentCache:
             info = os.stat(path)
         except OSError:
             return None
-        identity = [info.st_size, info.st_mtime_ns, info.st_ino, info.st_mode, info.st_uid, info.st_gid]  # fmt: skip
+        identity = _identity(info)
         if record.get("identity") != identity or not _settled(record.get("read"), identity):
             return None
         directory.seen.add(base)
@@ -102,9 +106,7 @@ class DocumentCache:
         directory.seen.add(base)
         try:
             info = os.stat(full)
-            identity: list[int] | None = [
-                info.st_size, info.st_mtime_ns, info.st_ino, info.st_mode, info.st_uid, info.st_gid
-            ]  # fmt: skip
+            identity: list[int] | None = _identity(info)
         except OSError:
             identity = None
         record = directory.records.get(base)
@@ -173,8 +175,14 @@ class DocumentCache:
         return directory
 
 
+def _identity(info: os.stat_result) -> list[int]:
+    return [info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_mode,
+            info.st_uid, info.st_gid]  # fmt: skip
+
+
 def _settled(read_at: Any, identity: list[int]) -> bool:
-    return isinstance(read_at, int) and read_at - identity[1] >= SETTLE_NS
+    # The later of mtime and ctime: a restored mtime is old, the edit that kept it is not.
+    return isinstance(read_at, int) and read_at - max(identity[1], identity[2]) >= SETTLE_NS
 
 
 def _records(file: Path, folder: str) -> dict[str, dict[str, Any]]:

@@ -16,7 +16,9 @@ class _RecordDumper(_Dumper):
 
 
 def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-    style = "|" if "\n" in value else None
+    # PyYAML writes U+0085 (NEL) as it is in a block or single-quoted scalar, and reads it
+    # back as a line break: only double quotes, where it is escaped (\N), keep it.
+    style = '"' if "\x85" in value else "|" if "\n" in value else None
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
 

@@ -52,6 +52,27 @@ def _walk(folder: str) -> list[str]:
     return files
 
 
+def held_ids(directory: Path) -> dict[str, Path]:
+    """The id of each corpus file under ``directory`` that names one, with the first file
+    holding it: what an entry written there must not take. A file that does not parse
+    holds none (it fails validation whatever is written beside it)."""
+    from mgradcheck.corpus import yamlsource  # PyYAML: only where entries are written
+    from mgradcheck.corpus.document import SourceError
+
+    held: dict[str, Path] = {}
+    if not directory.is_dir():
+        return held
+    for path in corpus_files([directory]):
+        try:
+            data = yamlsource.read(path).data
+        except SourceError:
+            continue
+        entry_id = data.get("id") if isinstance(data, dict) else None
+        if isinstance(entry_id, str):
+            held.setdefault(entry_id, path)
+    return held
+
+
 def bundled_corpus() -> Path:
     """The corpus shipped with mgradcheck: the repo's ``corpus/`` or the wheel's copy."""
     here = Path(__file__).resolve().parent.parent  # the package
@@ -61,4 +82,4 @@ def bundled_corpus() -> Path:
     return here / "bundled_corpus"
 
 
-__all__ = ["CORPUS_SUFFIXES", "bundled_corpus", "corpus_files", "corpus_names"]
+__all__ = ["CORPUS_SUFFIXES", "bundled_corpus", "corpus_files", "corpus_names", "held_ids"]

@@ -12,6 +12,7 @@ any exit as an error, so the release without the bug would look buggy too.
 from __future__ import annotations
 
 import ast
+import importlib.util
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,13 +49,20 @@ class Script:
 
 
 def read_script(path: Path) -> Script:
-    """The script, checked: it exists, parses, and never exits the interpreter."""
+    """The script, checked: it exists, decodes and parses as Python would run it, and never
+    exits the interpreter."""
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except FileNotFoundError:
         raise UsageError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{path}: cannot read it ({exc})") from None
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read it ({exc.strerror or exc})") from None
+    try:
+        # As Python reads it, and `tests` reads a suite: a UTF-8 BOM, a coding cookie.
+        text = importlib.util.decode_source(data)
+    except (SyntaxError, UnicodeDecodeError, LookupError) as exc:
+        reason = exc.msg if isinstance(exc, SyntaxError) else str(exc)
+        raise UsageError(f"{path}: cannot read it ({reason})") from None
     if not text.strip():
         raise UsageError(f"{path}: the script is empty")
     try:

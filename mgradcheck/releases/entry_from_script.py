@@ -83,6 +83,7 @@ def check_target(request: Request) -> None:
     if request.corpus.exists() and not request.corpus.is_dir():
         raise UsageError(f"--corpus: {request.corpus} is not a directory")
     refuse_input(request.path, [request.script.path])  # --force or not
+    _check_round_trip(request)
     check_directory(request.corpus)  # found out now, not after every release has run
     if request.path.is_dir():
         raise WriteError(f"cannot write {request.path}: it is a directory")
@@ -95,6 +96,20 @@ def check_target(request: Request) -> None:
             raise UsageError(
                 f"{entry.path}:{entry.line}: id {request.entry_id!r} is taken; give another --id"
             )
+
+
+def _check_round_trip(request: Request) -> None:
+    """Refuse now, not after every release has run it, code that would not read back from the
+    entry's YAML as the script it is (YAML takes some characters for line breaks)."""
+    code = entry_code(request.script, request.expect)
+    try:
+        back = yamlsource.parse(dump({"code": code}, records_inline=True), str(request.path))
+    except SourceError:
+        back = None
+    if back is None or back.data.get("code") != code:
+        raise UsageError(
+            f"{request.script.path}: its code cannot be written as an entry's YAML unchanged"
+        )
 
 
 def _document(data: dict[str, Any], path: Path) -> tuple[str, Entry]:

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import os
 import re
 import textwrap
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from mgradcheck.atomic import write_text
 from mgradcheck.clock import now
 from mgradcheck.corpus.dump import dump
+from mgradcheck.corpus.files import held_ids
 from mgradcheck.run.observation import Environment
 from mgradcheck.sweep.findings import Group
 from mgradcheck.sweep.shrink import Shrunk
@@ -36,6 +38,25 @@ def entry_id(group: Group) -> str:
     return re.sub(r"-+", "-", re.sub(r"[^a-z0-9]+", "-", text.lower())).strip("-")
 
 
+def free_ids(groups: Sequence[Group], directory: Path) -> list[str]:
+    """Each group's entry id, free in ``directory``: no file there is named for it, no corpus
+    file under it holds it, and no other group takes it. The ids are known only once the
+    sweep has run, too late to refuse without losing it, so a taken one gets the first free
+    suffix (``-2``, ``-3``...): an entry already there, edited by hand or not, is never
+    replaced, and the directory never holds an id twice."""
+    taken = set(held_ids(directory))
+    chosen = []
+    for found in groups:
+        base = name = entry_id(found)
+        n = 1
+        while name in taken or os.path.lexists(directory / f"{name}.yaml"):
+            n += 1
+            name = f"{base}-{n}"
+        taken.add(name)
+        chosen.append(name)
+    return chosen
+
+
 def _describe(group: Group, shrunk: Shrunk, env: Environment) -> str:
     result = shrunk.result
     lines = [
@@ -55,8 +76,12 @@ def _describe(group: Group, shrunk: Shrunk, env: Environment) -> str:
     return "\n".join(textwrap.shorten(line, 600, placeholder=" ...") for line in lines)
 
 
-def entry_data(group: Group, shrunk: Shrunk, env: Environment) -> dict[str, Any]:
-    """The corpus entry as plain data, keys in the corpus's usual order."""
+def entry_data(
+    group: Group, shrunk: Shrunk, env: Environment, name: str | None = None
+) -> dict[str, Any]:
+    """The corpus entry as plain data, keys in the corpus's usual order (its id ``name``, by
+    default :func:`entry_id`'s)."""
+    name = name or entry_id(group)
     outcome = OUTCOME.get(group.kind, "fail")
     observed = outcome[0] if isinstance(outcome, list) else outcome
     bug: dict[str, Any] = {"outcome": outcome, "affects": [env.backend or "cpu"], "fixed_in": None}
@@ -71,7 +96,7 @@ def entry_data(group: Group, shrunk: Shrunk, env: Environment) -> dict[str, Any]
         "case": group.representative().task.case.id,
     }
     return {
-        "id": entry_id(group),
+        "id": name,
         "title": f"sweep: {title(group, shrunk)}",
         "summary": _describe(group, shrunk, env),
         "found_by": {k: v for k, v in found_by.items() if v is not None},
@@ -87,18 +112,22 @@ def entry_data(group: Group, shrunk: Shrunk, env: Environment) -> dict[str, Any]
             }
         ],
         "notes": "Unreported: check it by hand, file it upstream (mgradcheck report upstream "
-        f"{entry_id(group)}), then add the issue's link as upstream.report.",
+        f"{name}), then add the issue's link as upstream.report.",
         "gradcheck": dict(spec),
     }
 
 
-def entry_text(group: Group, shrunk: Shrunk, env: Environment) -> str:
-    body = dump(entry_data(group, shrunk, env))
+def entry_text(group: Group, shrunk: Shrunk, env: Environment, name: str | None = None) -> str:
+    body = dump(entry_data(group, shrunk, env, name))
     head = f"# Emitted by mgradcheck sweep on mlx {env.mlx} ({env.backend}); review before adding to the corpus.\n"
     return head + body
 
 
-def write(directory: Path, group: Group, shrunk: Shrunk, env: Environment) -> Path:
-    path = directory / f"{entry_id(group)}.yaml"
-    write_text(path, entry_text(group, shrunk, env))
+def write(
+    directory: Path, group: Group, shrunk: Shrunk, env: Environment, name: str | None = None
+) -> Path:
+    """Write the entry as ``name`` (by default :func:`entry_id`'s; see :func:`free_ids`)."""
+    name = name or entry_id(group)
+    path = directory / f"{name}.yaml"
+    write_text(path, entry_text(group, shrunk, env, name))
     return path

@@ -226,8 +226,9 @@ def sweep(
         return report
     if options.emit is not None and report.findings and report.interrupted is None:
         options.emit.mkdir(parents=True, exist_ok=True)
-        for finding in report.findings:
-            finding.path = emit.write(options.emit, finding.group, finding.shrunk, env)
+        names = emit.free_ids([f.group for f in report.findings], options.emit)
+        for finding, name in zip(report.findings, names, strict=True):
+            finding.path = emit.write(options.emit, finding.group, finding.shrunk, env, name)
         progress.start(f"confirming {count(len(report.findings), 'emitted entry')}")
         progress.status("running each emitted entry as 'mgradcheck run' would")
         try:

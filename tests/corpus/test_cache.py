@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -95,6 +97,35 @@ def test_a_file_rewritten_within_its_mtime_is_read_again(tmp_path: Path, parsed:
     assert parsed == ["one.yaml", "one.yaml"]
     (entry,) = load([folder], cache=root)  # unchanged since: its bytes match, nothing parsed
     assert entry.id == "bbb" and len(parsed) == 2
+
+
+@pytest.mark.parametrize("ids", [[], ["one"]], ids=["all", "named"])
+def test_a_file_edited_in_place_with_its_mtime_put_back_is_run_anew(
+    tmp_path: Path, ids: list[str]
+) -> None:
+    """``cp -p`` and ``rsync --inplace -t`` keep the size and inode and put the mtime back."""
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    path = write_entry(folder, "one", MINIMAL.format(id="one").replace("True", "1 > 0"))
+    settle(path)
+    before = path.stat()
+
+    def outcome() -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "mgradcheck", "run", "--corpus", str(folder), *ids,
+             "-q", "-j1", "--json", "-"],
+            capture_output=True, text=True, timeout=120, check=False,
+        )  # fmt: skip
+        assert done.returncode in (0, 1), done.stderr
+        (result,) = json.loads(done.stdout)["results"]
+        return str(result["outcome"])
+
+    assert outcome() == "pass"
+    path.write_text(path.read_text().replace("1 > 0", "1 < 0"), encoding="utf-8")
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = path.stat()
+    assert (after.st_size, after.st_mtime_ns, after.st_ino) == (before.st_size, before.st_mtime_ns, before.st_ino)  # fmt: skip
+    assert outcome() == "fail"
 
 
 @pytest.mark.parametrize(

@@ -3,21 +3,31 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
-from mgradcheck.corpus import loader, patterns
+from mgradcheck.corpus import cache, loader, patterns
 from mgradcheck.corpus.document import SourceError
 from mgradcheck.corpus.files import corpus_files
 from mgradcheck.corpus.loader import load
 from mgradcheck.errors import CorpusError, UsageError
 from mgradcheck.run import stages
 from tests.conftest import MINIMAL, write_entry
-from tests.corpus.test_cache import settle
+from tests.corpus.test_cache import SETTLED, settle
 
 RISKY = MINIMAL.replace("bug: {{outcome: fail}}", 'bug: {{outcome: fail, match: "(a+)+$"}}')
 assert RISKY != MINIMAL
+
+
+@pytest.fixture(autouse=True)
+def _later(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cache reads its clock SETTLED seconds on. Its word on a file is trusted only once the
+    file's ctime has settled, and no tool sets a ctime back: only the clock can age a file."""
+    now = time.time_ns
+    monkeypatch.setattr(cache, "time", SimpleNamespace(time_ns=lambda: now() + SETTLED * 10**9))
 
 
 @pytest.fixture

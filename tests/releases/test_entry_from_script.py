@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import errno
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -195,6 +196,7 @@ def test_an_exception_and_a_printed_value(fake_wheels: Path, tmp_path: Path) -> 
         (["s.py", "--issue", "http://x"], RAISES, "is not an https:// link"),
         (["s.py"], "import sys\nsys.exit(1)\n", "s.py:2: the script exits the interpreter"),
         (["s.py"], "def f(:\n", "s.py:1: syntax error"),
+        (["s.py"], "# coding: nope\nx = 1\n", "s.py: cannot read it (unknown encoding: nope)"),
     ],
 )
 def test_bad_input(
@@ -291,3 +293,45 @@ def test_boundaries() -> None:
     twice = [flip("1.0", "1.1", State.GOOD), flip("1.1", "1.2", State.BAD)]
     introduced, fixed, why = boundaries(twice)
     assert introduced is None and fixed is None and why is not None and "flips 2 times" in why
+
+
+# Scripts Python runs as they are: with a UTF-8 BOM, with a latin-1 coding cookie, with a
+# NEL in a string (which YAML reads as a line break). The fake grad is wrong on 1.3.0 only.
+ACCENTED = WRONG_GRAD.replace("expected 6", "expected 6 (é)")
+NEL = WRONG_GRAD.replace("def main():", 'assert len("a\x85b") == 3  # not a line break\n\n\ndef main():')  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("text", "raw"),
+    [
+        (ACCENTED, b"\xef\xbb\xbf" + ACCENTED.encode("utf-8")),
+        (
+            "# -*- coding: latin-1 -*-\n" + ACCENTED,
+            ("# -*- coding: latin-1 -*-\n" + ACCENTED).encode("latin-1"),
+        ),
+        (NEL, NEL.encode("utf-8")),
+    ],
+    ids=["bom", "latin-1", "nel"],
+)
+def test_a_script_python_runs_is_taken_as_python_reads_it(
+    fake_wheels: Path, tmp_path: Path, text: str, raw: bytes
+) -> None:
+    corpus, path = tmp_path / "corpus", tmp_path / "halved_grad.py"
+    path.write_bytes(raw)
+    compiled = subprocess.run([sys.executable, "-m", "py_compile", str(path)], check=False)
+    assert compiled.returncode == 0  # Python takes it
+
+    def mgradcheck(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "mgradcheck", *args],
+            capture_output=True, text=True, timeout=600, check=False,
+        )  # fmt: skip
+
+    done = mgradcheck("new", str(path), "--corpus", str(corpus), "--versions", ">=1.3,<1.5",
+                      "--no-index", "--find-links", str(fake_wheels), "--backend", "cpu", "-q")  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    checked = mgradcheck("validate", str(corpus))
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    (entry,) = load([corpus])
+    assert entry.code is not None and text.rstrip() + "\n" in entry.code
+    assert entry.bug.fixed_in["cpu"] == Version("1.4.0")

@@ -20,7 +20,7 @@ from mgradcheck.sweep.catalogue import Case, arr, catalogue, select
 from mgradcheck.sweep.findings import Group, arg_names, group
 from mgradcheck.sweep.pipeline import SweepOptions, plan
 from mgradcheck.sweep.shrink import Shrunk, narrow, simpler_values, smaller_shapes
-from tests.conftest import environment
+from tests.conftest import MINIMAL, environment
 
 ATAN2 = Case(
     "arctan2", "arctan2", "binary", "lambda a, b: mx.arctan2(a, b)", (arr(2, 3), arr(2, 3))
@@ -253,3 +253,37 @@ def test_a_ctrl_c_between_the_engines_runs_keeps_what_finished(
     report = pipeline.sweep(command, env, options)
     assert report.interrupted is not None and report.interrupted.signum == signal.SIGINT
     assert [r.status.label for r in report.results] == ["pass"]
+
+
+@pytest.mark.mlx
+@pytest.mark.parametrize("holder", ["sweep-divmod-wrong-value-jvp", "mine"])
+def test_an_emitted_entry_never_replaces_a_file_nor_takes_an_id_already_there(
+    tmp_path: Path, holder: str
+) -> None:
+    """An entry emitted before and edited by hand, under its own name or another: kept as it
+    is, and the new one written beside it under an id of its own; the directory validates."""
+    pytest.importorskip("mlx.core")
+    found = tmp_path / "found"
+    found.mkdir()
+    edited = found / f"{holder}.yaml"
+    edited.write_text(MINIMAL.format(id="sweep-divmod-wrong-value-jvp"), encoding="utf-8")
+    before = edited.read_bytes()
+
+    def mgradcheck(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "mgradcheck", *args],
+            capture_output=True, text=True, timeout=300, check=False,
+        )  # fmt: skip
+
+    done = mgradcheck(
+        "sweep", "--ops", "divmod-const", "--dtypes", "float32", "--transform-dtypes", "none",
+        "--points", "1", "-j1", "-q", "--no-shrink", "--emit", str(found),
+    )  # fmt: skip
+    assert done.returncode in (0, 1), done.stderr
+    assert edited.read_bytes() == before
+    written = found / "sweep-divmod-wrong-value-jvp-2.yaml"
+    assert f"-> {written} (reproduces)" in done.stdout
+    assert sorted(p.name for p in found.iterdir()) == sorted([edited.name, written.name])
+    assert "mgradcheck report upstream sweep-divmod-wrong-value-jvp-2)" in written.read_text()
+    checked = mgradcheck("validate", str(found))
+    assert checked.returncode == 0, checked.stdout + checked.stderr
