@@ -23,6 +23,7 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
+from typing import IO
 
 from mgradcheck.errors import WriteError
 
@@ -124,14 +125,14 @@ def _descriptor_problem(fd: int) -> str | None:
     return None
 
 
-def drop_stdout() -> None:
-    """Send what is still to come on standard output nowhere: its reader went away (EPIPE).
-
-    Later writes and flushes, the one at exit too, then succeed instead of raising again.
-    """
+def send_nowhere(stream: IO[str] | None = None) -> None:
+    """Send what is still to come on ``stream`` (standard output) nowhere: its reader went
+    away (EPIPE). Later writes and flushes, the one at exit too, then succeed instead of
+    raising again."""
     with contextlib.suppress(OSError, ValueError, AttributeError):
+        fd = (stream or sys.stdout).fileno()
         devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        os.dup2(devnull, fd)
         os.close(devnull)
 
 
@@ -221,7 +222,7 @@ def _write_stdout(text: str) -> None:
         sys.stdout.write(text)
         sys.stdout.flush()
     except OSError as exc:
-        drop_stdout()
+        send_nowhere()
         raise WriteError(f"cannot write to standard output: {exc.strerror or exc}") from None
 
 

@@ -97,6 +97,9 @@ def main() -> None:
     Click's own errors (a bad option value, an unknown command) are given as
     every other error is: ``mgradcheck: error: ...``, exit status 2.
     """
+    from mgradcheck.run.display import drop_bad_terminal_sizes
+
+    drop_bad_terminal_sizes()
     try:
         code = cli.main(prog_name="mgradcheck", standalone_mode=False)
     except click.ClickException as exc:
