@@ -2,18 +2,28 @@
 
 A report path of ``-`` is standard output, as for every Unix tool: every
 writer goes through :func:`write_text`, so every report option takes it.
+
+A path that is not a file is written through, as a shell's ``>`` writes, never
+replaced by one (which, as root, would put a file where ``/dev/null`` was): a
+character device or a FIFO is opened for writing, and a name of one of this
+process's descriptors (``/dev/stdout``, ``/dev/fd/3``, ``/proc/self/fd/1``) is
+that descriptor, as bash takes it. A link to a file has the file it leads to
+replaced, the link kept.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
 import re
+import stat
 import sys
 import tempfile
 import threading
 from pathlib import Path
+from typing import IO
 
 from mgradcheck.errors import WriteError
 
@@ -101,6 +111,11 @@ def _stdout_problem() -> str | None:
         fd = stream.fileno()
     except (OSError, ValueError):
         return None  # not a file descriptor (a test's capture): it takes text
+    return _descriptor_problem(fd)
+
+
+def _descriptor_problem(fd: int) -> str | None:
+    """Why descriptor ``fd`` cannot take a report (closed, or open only for reading), or None."""
     try:
         flags = fcntl.fcntl(fd, fcntl.F_GETFL)
     except OSError:
@@ -108,6 +123,95 @@ def _stdout_problem() -> str | None:
     if flags & os.O_ACCMODE == os.O_RDONLY:
         return "it is open for reading only"
     return None
+
+
+def send_nowhere(stream: IO[str] | None = None) -> None:
+    """Send what is still to come on ``stream`` (standard output) nowhere: its reader went
+    away (EPIPE). Later writes and flushes, the one at exit too, then succeed instead of
+    raising again."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        fd = (stream or sys.stdout).fileno()
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, fd)
+        os.close(devnull)
+
+
+def _descriptor(path: Path) -> int | None:
+    """The descriptor of this process that ``path`` names through ``/proc/PID/fd``, or None.
+
+    The links are followed one at a time: the last one, ``/proc/PID/fd/N``, leads
+    to what the descriptor has open (``pipe:[123]``, a file), not to a name.
+    """
+    own = re.compile(rf"/proc/{os.getpid()}/fd/(\d+)")
+    name = os.path.abspath(path)
+    for _ in range(40):  # the kernel's own limit on links in a row
+        head, tail = os.path.split(name)
+        name = os.path.join(os.path.realpath(head), tail)
+        found = own.fullmatch(name)
+        if found is not None:
+            return int(found.group(1))
+        try:
+            name = os.path.normpath(os.path.join(os.path.dirname(name), os.readlink(name)))
+        except OSError:
+            return None
+    return None
+
+
+def _is_stream(path: Path) -> bool:
+    """Whether ``path``, links followed, is a character device or a FIFO."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)
+
+
+def written_through(path: Path) -> bool:
+    """Whether a report to ``path`` is written through rather than replaced: a device, a
+    FIFO, one of our descriptors (standard output too). It takes one report, at the end."""
+    path = Path(path)
+    return path == STDOUT or _descriptor(path) is not None or _is_stream(path)
+
+
+def _not_a_file(path: Path) -> str | None:
+    """Why ``path``, which exists and is no regular file or directory, takes no report, or None."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISCHR(mode) or stat.S_ISFIFO(mode):
+        return None
+    return "it is not a file, a character device or a FIFO"
+
+
+def _write_through(path: Path, data: bytes) -> None:
+    """Write ``data`` to the device, FIFO or descriptor ``path`` names, as a shell would.
+
+    A FIFO is opened without waiting: with no process reading it, the write fails
+    at once, where a shell would wait for a reader for ever.
+    """
+    descriptor = _descriptor(path)
+    try:
+        if descriptor is not None:
+            problem = _descriptor_problem(descriptor)
+            if problem is not None:
+                raise WriteError(f"cannot write {path}: {problem}")
+            for stream in (sys.stdout, sys.stderr):  # what they hold comes first, as written
+                with contextlib.suppress(OSError, ValueError, AttributeError):
+                    stream.flush()
+            fd = os.dup(descriptor)
+        else:
+            flags = os.O_WRONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+            fd = os.open(path, flags)
+            os.set_blocking(fd, True)  # a reader is there: wait for it as a shell does
+    except OSError as exc:
+        why = "no process is reading it" if exc.errno == errno.ENXIO else exc.strerror or exc
+        raise WriteError(f"cannot write {path}: {why}") from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+    except OSError as exc:
+        raise WriteError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 def _write_stdout(text: str) -> None:
@@ -118,12 +222,7 @@ def _write_stdout(text: str) -> None:
         sys.stdout.write(text)
         sys.stdout.flush()
     except OSError as exc:
-        # A reader that went away (EPIPE): later flushes, at exit too, go nowhere instead
-        # of raising again.
-        with contextlib.suppress(OSError, ValueError):
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-            os.close(devnull)
+        send_nowhere()
         raise WriteError(f"cannot write to standard output: {exc.strerror or exc}") from None
 
 
@@ -134,6 +233,14 @@ def write_text(path: Path, text: str) -> None:
         _write_stdout(text)
         return
     data = text.encode("utf-8")
+    if written_through(path):
+        _write_through(path, data)
+        return
+    problem = _not_a_file(path)
+    if problem is not None:
+        raise WriteError(f"cannot write {path}: {problem}")
+    if path.is_symlink():
+        path = Path(os.path.realpath(path))
     _sweep(path)
     try:
         fd, tmp = _locked_temporary(path)
@@ -168,15 +275,31 @@ def check_writable(path: Path) -> None:
         if problem is not None:
             raise WriteError(f"cannot write to standard output: {problem}")
         return
+    descriptor = _descriptor(path)
+    if descriptor is not None:
+        problem = _descriptor_problem(descriptor)
+    elif _is_stream(path):  # a FIFO is not opened: its reader would take that as the end
+        problem = None if os.access(path, os.W_OK) else "permission denied"
+    else:
+        problem = _not_a_file(path) or _probe(
+            Path(os.path.realpath(path)) if path.is_symlink() else path
+        )
+    if problem is not None:
+        raise WriteError(f"cannot write {path}: {problem}")
+
+
+def _probe(path: Path) -> str | None:
+    """Why no file can be made at ``path`` (a directory, none to make it in...), or None."""
     parent = path.parent if str(path.parent) else Path(".")
     if path.is_dir():
-        raise WriteError(f"cannot write {path}: it is a directory")
+        return "it is a directory"
     if not parent.is_dir():
-        raise WriteError(f"cannot write {path}: directory {parent} does not exist")
+        return f"directory {parent} does not exist"
     _sweep(path)
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".probe", dir=parent)
     except OSError as exc:
-        raise WriteError(f"cannot write {path}: {exc.strerror or exc}") from None
+        return str(exc.strerror or exc)
     os.close(fd)
     os.unlink(tmp)
+    return None

@@ -7,6 +7,7 @@ One module per command group; imports are kept lazy so that ``mgradcheck
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from collections.abc import Iterator, MutableMapping
 
@@ -97,6 +98,15 @@ def main() -> None:
     Click's own errors (a bad option value, an unknown command) are given as
     every other error is: ``mgradcheck: error: ...``, exit status 2.
     """
+    from mgradcheck.run.display import drop_bad_terminal_sizes
+
+    drop_bad_terminal_sizes()
+    try:
+        os.getcwd()
+    except OSError as exc:
+        # Every command reads relative paths, pyproject.toml and its defaults from here.
+        say(f"error: the working directory is gone ({exc.strerror}): cd to one that exists")
+        sys.exit(ExitCode.USAGE)
     try:
         code = cli.main(prog_name="mgradcheck", standalone_mode=False)
     except click.ClickException as exc:

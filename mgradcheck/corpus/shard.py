@@ -23,6 +23,7 @@ import hashlib
 import json
 import math
 import re
+import reprlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -156,13 +157,19 @@ def load_durations(path: Path) -> dict[str, float]:
         raise ValueError(f"{path}: not a durations file: not valid JSON ({exc})") from None
     if not isinstance(data, dict):
         raise ValueError(f"{path}: not a durations file: not a JSON object of id -> seconds")
+    seconds = {}
     for key, value in data.items():
         number = isinstance(value, (int, float)) and not isinstance(value, bool)
-        if not number or not math.isfinite(value) or value < 0:
+        try:
+            seconds[str(key)] = float(value) if number else math.nan
+        except OverflowError:  # an integer of hundreds of digits: no float holds it
+            seconds[str(key)] = math.inf
+        if not math.isfinite(seconds[str(key)]) or seconds[str(key)] < 0:
             raise ValueError(
-                f"{path}: not a durations file: {key!r} -> {value!r} is not a number of seconds"
+                f"{path}: not a durations file: {key!r} -> {reprlib.repr(value)} "
+                "is not a number of seconds"
             )
-    return {str(k): float(v) for k, v in data.items()}
+    return seconds
 
 
 def cost(entry: Entry, repeat: int | None = None) -> int:

@@ -18,7 +18,7 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
-from mgradcheck.atomic import STDOUT, write_text
+from mgradcheck.atomic import write_text, written_through
 from mgradcheck.outcomes import Outcome, counts_as_run, is_success
 from mgradcheck.reports import json_report
 from mgradcheck.reports.text import one_line, xml_document
@@ -172,14 +172,20 @@ def endpoint_beside(svg: Path) -> Path:
 
 
 def svg_path(path: Path) -> Path:
-    """``--badge FILE`` names the SVG; ``.svg`` is added when FILE lacks it (``-`` is stdout)."""
-    return path if path.suffix == ".svg" or path == STDOUT else path.with_name(path.name + ".svg")
+    """``--badge FILE`` names the SVG; ``.svg`` is added when FILE lacks it, unless FILE is
+    written through (``-``, standard output; a device, a FIFO)."""
+    return (
+        path
+        if path.suffix == ".svg" or written_through(path)
+        else path.with_name(path.name + ".svg")
+    )
 
 
 def files(path: Path) -> tuple[Path, Path | None]:
-    """The SVG and the endpoint JSON that ``--badge FILE`` names (no endpoint for ``-``, stdout)."""
+    """The SVG and the endpoint JSON that ``--badge FILE`` names (none beside a FILE written
+    through: ``/dev/null.shields.json`` would be a new file in ``/dev``)."""
     svg = svg_path(path)
-    return svg, None if svg == STDOUT else endpoint_beside(svg)
+    return svg, None if written_through(svg) else endpoint_beside(svg)
 
 
 def write(

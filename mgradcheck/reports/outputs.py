@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from mgradcheck.atomic import STDOUT, check_writable
+from mgradcheck.atomic import STDOUT, check_writable, written_through
 from mgradcheck.corpus.files import CORPUS_SUFFIXES
 from mgradcheck.errors import UsageError, WriteError
 from mgradcheck.run.results import Report
@@ -37,15 +37,16 @@ class Outputs:
         return STDOUT in self.paths()
 
     def files(self) -> Outputs:
-        """These outputs less the one on standard output: what may be rewritten as a run goes."""
+        """These outputs less those written through (standard output, a device, a FIFO): what
+        may be rewritten as a run goes. A reader of a pipe would take each rewrite as a report."""
 
         def kept(path: Path | None) -> Path | None:
-            return None if path == STDOUT else path
+            return None if path is None or written_through(path) else path
 
         return replace(
             self,
             json=kept(self.json),
-            extra=tuple(p for p in self.extra if p != STDOUT),
+            extra=tuple(p for p in self.extra if not written_through(p)),
             junit=kept(self.junit),
             summary=kept(self.summary),
             badge=kept(self.badge),

@@ -8,9 +8,11 @@ what is kept of them besides the outputs, and how the table is drawn.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from mgradcheck.atomic import send_nowhere
 from mgradcheck.errors import Interrupted
 from mgradcheck.reports import table
 from mgradcheck.reports.incremental import SnapshotWriter
@@ -58,7 +60,12 @@ def run_and_report(
     if keep is not None:
         keep(report)
     write(report, outputs)
-    show(report, outputs.to_stdout)
+    try:
+        show(report, outputs.to_stdout)
+    except BrokenPipeError:
+        # The table's reader went away (`| head`, `| true`): the run is over and its report
+        # files are written, so its exit status stands; the rest of the table goes nowhere.
+        send_nowhere(sys.stderr if outputs.to_stdout else sys.stdout)
     if interrupted is not None:
         say(f"interrupted by {interrupted}; the report holds what finished")
     return exit_code(report, interrupted)

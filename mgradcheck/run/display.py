@@ -268,14 +268,39 @@ def choose(quiet: bool, stream: IO[str] | None = None) -> Progress:
 PIPE_WIDTH = 100  # what reports and tables fit where neither $COLUMNS nor a terminal says
 
 
-def output_width(stream: IO[str] | None = None) -> int:
-    """The columns a table or listing on ``stream`` fits: ``$COLUMNS`` when it is a positive
-    number (as Rich and Click read it), else the terminal's width, else :data:`PIPE_WIDTH`."""
+# struct winsize holds a terminal's columns and rows as unsigned shorts: no terminal is larger.
+MAX_TERMINAL_SIZE = 0xFFFF
+
+
+def terminal_size_variable(name: str) -> int | None:
+    """``$COLUMNS`` or ``$LINES`` when it is a size a terminal can have (1 to 65535), else None."""
     import os
 
-    columns = os.environ.get("COLUMNS", "").strip()
-    if columns.isdigit() and int(columns) > 0:
-        return int(columns)
+    value = os.environ.get(name, "").strip()
+    if not (value.isascii() and value.isdigit() and len(value) <= len(str(MAX_TERMINAL_SIZE))):
+        return None  # '²' is a digit to isdigit() and not to int(); 5,000 digits are no size
+    return int(value) if 0 < int(value) <= MAX_TERMINAL_SIZE else None
+
+
+def drop_bad_terminal_sizes() -> None:
+    """Remove a ``$COLUMNS`` or ``$LINES`` that no terminal could have (``abc``, ``-5``, 5,000
+    digits), as most tools ignore one: Rich, Click and :func:`output_width` then use their
+    defaults, where Rich would have raised at ``int()``."""
+    import os
+
+    for name in ("COLUMNS", "LINES"):
+        if name in os.environ and terminal_size_variable(name) is None:
+            del os.environ[name]
+
+
+def output_width(stream: IO[str] | None = None) -> int:
+    """The columns a table or listing on ``stream`` fits: ``$COLUMNS`` when it is a terminal's
+    size (as Rich and Click read it), else the terminal's width, else :data:`PIPE_WIDTH`."""
+    import os
+
+    columns = terminal_size_variable("COLUMNS")
+    if columns is not None:
+        return columns
     stream = stream or sys.stdout
     try:
         if stream.isatty():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+import reprlib
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
@@ -37,6 +38,43 @@ def strict(value: Any) -> Any:
     return value
 
 
+# The JSON types a field of a record below may hold, by the name its annotation gives, and
+# how a message names each.
+_JSON_TYPES = {"str": "a string", "int": "an integer", "float": "a number", "bool": "true or false",
+               "None": "null"}  # fmt: skip
+
+
+def _holds(value: Any, name: str) -> bool:
+    if name == "None":
+        return value is None
+    if name == "bool" or isinstance(value, bool):
+        return name == "bool" and isinstance(value, bool)
+    if name == "float" and isinstance(value, (int, float)):
+        try:
+            return math.isfinite(float(value))
+        except OverflowError:  # an integer of hundreds of digits
+            return False
+    if name == "int":
+        return isinstance(value, int) and abs(value) < 2**63
+    return name == "str" and isinstance(value, str)
+
+
+def typed_fields(cls: type, data: dict[str, Any]) -> dict[str, Any]:
+    """The items of ``data`` that are fields of the dataclass ``cls``, each checked against the
+    field's annotation; ValueError names the first that does not hold. A report read back is
+    anyone's file: a string where a number belongs would fail later, far from the file."""
+    values = {}
+    for f in fields(cls):
+        if f.name not in data:
+            continue
+        value, allowed = data[f.name], str(f.type).replace(" ", "").split("|")
+        if all(a in _JSON_TYPES for a in allowed) and not any(_holds(value, a) for a in allowed):
+            wanted = " or ".join(_JSON_TYPES[a] for a in allowed)
+            raise ValueError(f"{f.name}: {reprlib.repr(value)} is not {wanted}")
+        values[f.name] = value
+    return values
+
+
 @dataclass(frozen=True)
 class Environment:
     """Where a run happened: the interpreter, its MLX, backend and device."""
@@ -59,8 +97,7 @@ class Environment:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Environment:
-        known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
+        return cls(**typed_fields(cls, data))
 
     @property
     def label(self) -> str:
@@ -127,8 +164,7 @@ class Observation:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Observation:
-        known = {f.name for f in fields(cls)}
-        values = {k: v for k, v in data.items() if k in known}
+        values = typed_fields(cls, data)
         values["outcome"] = Outcome.from_label(data["outcome"])
         return cls(**values)
 

@@ -13,12 +13,13 @@ its report counts outcomes.
 
 from __future__ import annotations
 
+import reprlib
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
 from mgradcheck.outcomes import Outcome, Standing, Verdict
-from mgradcheck.run.observation import Environment, Observation
+from mgradcheck.run.observation import Environment, Observation, typed_fields
 from mgradcheck.run.verdict import Judgement, counts
 from mgradcheck.wording import count, plural
 
@@ -112,6 +113,16 @@ class EntryResult:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> EntryResult:
+        entry_id = data["id"]
+        if not isinstance(entry_id, str):
+            raise ValueError(f"a result's id: {reprlib.repr(entry_id)} is not a string")
+        try:
+            return cls._from_json(data)
+        except ValueError as exc:
+            raise ValueError(f"result {entry_id!r}: {exc}") from None
+
+    @classmethod
+    def _from_json(cls, data: dict[str, Any]) -> EntryResult:
         return cls(
             id=data["id"],
             title=data.get("title", ""),
@@ -190,12 +201,13 @@ class Report:
             raise ValueError(
                 f"report schema version {version} is not {SCHEMA_VERSION}, the version this mgradcheck reads"
             )
+        typed = typed_fields(cls, data)
         return cls(
             results=tuple(EntryResult.from_json(r) for r in data.get("results", [])),
             environments=tuple(Environment.from_json(e) for e in data.get("environments", [])),
-            started=data.get("started", ""),
-            finished=data.get("finished", ""),
+            started=typed.get("started", ""),
+            finished=typed.get("finished", ""),
             interrupted=bool(data.get("interrupted", False)),
-            mgradcheck=data.get("mgradcheck", ""),
+            mgradcheck=typed.get("mgradcheck", ""),
             meta=dict(data.get("meta", {})),
         )
