@@ -86,7 +86,7 @@ class _Capped:
 # PYTHONASYNCIODEBUG, a debug build's PYTHONDUMPREFS, PYTHONMALLOCSTATS,
 # PYTHONSHOWREFCOUNT). Where the interpreter and its modules come from (PYTHONPATH,
 # PYTHONHOME, PYTHONNOUSERSITE, PYTHONUSERBASE, PYTHONSAFEPATH) stays the user's to say, as
-# do encodings, buffering, the hash seed and bytecode caching, which change no verdict.
+# do buffering, the hash seed and bytecode caching, which change no verdict.
 CHILD_UNSET = frozenset(
     {
         "PYTHONOPTIMIZE", "PYTHONWARNINGS", "PYTHONINTMAXSTRDIGITS", "PYTHONINSPECT",
@@ -95,8 +95,11 @@ CHILD_UNSET = frozenset(
         "PYTHONASYNCIODEBUG", "PYTHONDUMPREFS", "PYTHONMALLOCSTATS", "PYTHONSHOWREFCOUNT",
     }
 )  # fmt: skip
-# Python 3.13's coloured tracebacks would put escapes into every report's traceback.
-CHILD_SET = {"PYTHON_COLORS": "0"}
+# Python 3.13's coloured tracebacks would put escapes into every report's traceback. The
+# parent reads a child's output as UTF-8 and bug.match searches it: under the caller's
+# PYTHONIOENCODING=ascii or a C locale an entry printing "∞" would raise instead, or print
+# "\u221e", and the same bug would get another verdict. UTF-8 mode makes open() agree.
+CHILD_SET = {"PYTHON_COLORS": "0", "PYTHONIOENCODING": "utf-8", "PYTHONUTF8": "1"}
 
 
 @dataclass(frozen=True)
