@@ -11,7 +11,6 @@ running is killed, and its pipes are read for a bounded time more.
 from __future__ import annotations
 
 import contextlib
-import errno
 import fcntl
 import os
 import select
@@ -26,7 +25,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from mgradcheck.errors import EnvironmentFailure
 from mgradcheck.outcomes import Outcome
 from mgradcheck.run import containment
 from mgradcheck.run.child_log import LOG_BYTES, ChildLog, Stall
@@ -39,6 +37,7 @@ from mgradcheck.run.child_result import (
 )
 from mgradcheck.run.kernels import own_tmpdir
 from mgradcheck.run.observation import Capture, Observation
+from mgradcheck.run.resources import EXHAUSTED, exhausted, no_space, start
 
 LAUNCHER = Path(__file__).resolve().parent.parent / "child" / "launch.py"
 HEAD_BYTES = 16 * 1024
@@ -160,20 +159,6 @@ class LiveChild:
         self.kill_group(signal.SIGKILL)
 
 
-class NoSpace(EnvironmentFailure):
-    """The disk under the run's scratch directory is full: no entry can be judged there."""
-
-
-_NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
-
-
-def _no_space(directory: Path) -> NoSpace:
-    return NoSpace(
-        f"no space left in {directory} for a child's spec and result; "
-        "free some, or move the cache with $MGRADCHECK_CACHE"
-    )
-
-
 def run_child(
     command: ChildCommand,
     spec: dict[str, Any],
@@ -189,30 +174,45 @@ def run_child(
     them, and they are read only once the child is dead. The result must carry the nonce
     of this spec, so a result written for another child is refused. With ``command.kernels``
     the child gets a TMPDIR of its own, seeded from them and merged back once it is dead.
+
+    Out of disk, descriptors or processes, no child can be started: that is raised as the
+    environment's failure (:mod:`mgradcheck.run.resources`), never made this child's result.
     """
+    try:
+        return _run_child(command, spec, workdir, timeout, on_start, log)
+    except OSError as exc:
+        failure = exhausted(exc, workdir)
+        if failure is None:
+            raise
+        raise failure from None
+
+
+def _run_child(
+    command: ChildCommand,
+    spec: dict[str, Any],
+    workdir: Path,
+    timeout: float,
+    on_start: Callable[[LiveChild], None] | None,
+    log: ChildLog | None,
+) -> tuple[Observation, dict[str, Any] | None]:
     if command.kernels is not None:
         with own_tmpdir(command.kernels, workdir) as tmp:
             own = replace(command, kernels=None, extra_env={**(command.extra_env or {}), **tmp})
-            return run_child(own, spec, workdir, timeout, on_start, log)
+            return _run_child(own, spec, workdir, timeout, on_start, log)
     nonce = os.urandom(16).hex()  # what secrets.token_hex does, without its hmac and OpenSSL
     with contextlib.ExitStack() as files:
-        try:
-            workdir.mkdir(parents=True, exist_ok=True)
-            spec_file = files.enter_context(tempfile.TemporaryFile(dir=workdir))
-            result_file = files.enter_context(tempfile.TemporaryFile(dir=workdir))
-            log_fd = None
-            if log is not None:
-                log_file = files.enter_context(tempfile.TemporaryFile(dir=workdir))
-                log_fd = _above_stdio(log_file.fileno(), files)
-                spec = {**spec, "log": f"/dev/fd/{log_fd}"}
-            # A Python literal, not JSON: the child reads it without importing json (see bootstrap).
-            spec_file.write(repr({**spec, "nonce": nonce}).encode("utf-8"))
-            spec_file.flush()
-            spec_file.seek(0)
-        except OSError as exc:
-            if exc.errno in _NO_SPACE:
-                raise _no_space(workdir) from None
-            raise
+        workdir.mkdir(parents=True, exist_ok=True)
+        spec_file = files.enter_context(tempfile.TemporaryFile(dir=workdir))
+        result_file = files.enter_context(tempfile.TemporaryFile(dir=workdir))
+        log_fd = None
+        if log is not None:
+            log_file = files.enter_context(tempfile.TemporaryFile(dir=workdir))
+            log_fd = _above_stdio(log_file.fileno(), files)
+            spec = {**spec, "log": f"/dev/fd/{log_fd}"}
+        # A Python literal, not JSON: the child reads it without importing json (see bootstrap).
+        spec_file.write(repr({**spec, "nonce": nonce}).encode("utf-8"))
+        spec_file.flush()
+        spec_file.seek(0)
         spec_fd, result_fd = (_above_stdio(f.fileno(), files) for f in (spec_file, result_file))
         if log is None or log_fd is None:
             return _run(command, workdir, timeout, on_start, spec_fd, result_fd, nonce)
@@ -247,9 +247,11 @@ def _run(
     started = time.monotonic()
     box = containment.box()
     env = {**command.env(), **box.env}
-    out_r, out_w = os.pipe()
-    err_r, err_w = os.pipe()
+    pipes: list[int] = []
     try:
+        pipes += os.pipe()
+        pipes += os.pipe()
+        out_r, out_w, err_r, err_w = pipes
         process = subprocess.Popen(
             command.argv(f"/dev/fd/{spec_fd}", f"/dev/fd/{result_fd}"),
             stdin=subprocess.DEVNULL,
@@ -261,9 +263,11 @@ def _run(
             pass_fds=(*box.pass_fds, spec_fd, result_fd, *([] if log_fd is None else [log_fd])),
         )
     except OSError as exc:
-        for fd in (out_r, out_w, err_r, err_w):
+        for fd in pipes:
             os.close(fd)
         box.discard()
+        if exc.errno in EXHAUSTED:
+            raise  # the machine's want, not this interpreter's: see run_child
         return harness_error(f"cannot start {command.python}: {exc.strerror or exc}"), None
     os.close(out_w)
     os.close(err_w)
@@ -280,7 +284,7 @@ def _run(
             "a process it started still held its output open]\n"
         )
     if process.returncode == NO_SPACE_STATUS and NO_SPACE_MARK in stderr:
-        raise _no_space(workdir)
+        raise no_space(workdir)
     result, unusable = read_result(result_fd, nonce)
     if live.stopped:
         return Observation(Outcome.NOT_RUN, duration, message="not run: the run was stopped"), None
@@ -320,7 +324,7 @@ def _exit_signal(process: subprocess.Popen[bytes]) -> tuple[int, Callable[[], No
         process.wait()
         os.write(write_end, b"x")
 
-    threading.Thread(target=wait, daemon=True).start()
+    start(threading.Thread(target=wait, daemon=True))
 
     def close() -> None:
         os.close(read_end)
@@ -345,15 +349,18 @@ def _watch(
     open cannot hold the run. Returns (timed out, pipes still held open, log stalled).
     """
     process = live.process
-    exit_fd, close_exit = _exit_signal(process)
     poller = select.poll()
-    for fd in (*streams, exit_fd):
-        poller.register(fd, select.POLLIN)
     open_fds = set(streams)
     deadline = time.monotonic() + timeout
     timed_out = stalled = False
     drain_until: float | None = None
+    exit_signal = contextlib.ExitStack()
     try:
+        # Within the try: with no descriptor left for it, the child is still killed below.
+        exit_fd, close_exit = _exit_signal(process)
+        exit_signal.callback(close_exit)
+        for fd in (*streams, exit_fd):
+            poller.register(fd, select.POLLIN)
         while open_fds or drain_until is None:
             now = time.monotonic()
             if drain_until is not None:
@@ -392,7 +399,7 @@ def _watch(
                     poller.unregister(fd)
                     open_fds.discard(fd)
     finally:
-        close_exit()
+        exit_signal.close()
         for fd in streams:
             os.close(fd)
         if process.returncode is None:  # only on our own error: leave nothing behind
