@@ -37,7 +37,7 @@ from mgradcheck.run.child_result import (
 )
 from mgradcheck.run.kernels import own_tmpdir
 from mgradcheck.run.observation import Capture, Observation
-from mgradcheck.run.resources import EXHAUSTED, exhausted, no_space, start
+from mgradcheck.run.resources import EXHAUSTED, no_space, raised_as_exhausted, start
 
 LAUNCHER = Path(__file__).resolve().parent.parent / "child" / "launch.py"
 HEAD_BYTES = 16 * 1024
@@ -178,49 +178,35 @@ def run_child(
     Out of disk, descriptors or processes, no child can be started: that is raised as the
     environment's failure (:mod:`mgradcheck.run.resources`), never made this child's result.
     """
-    try:
-        return _run_child(command, spec, workdir, timeout, on_start, log)
-    except OSError as exc:
-        failure = exhausted(exc, workdir)
-        if failure is None:
-            raise
-        raise failure from None
-
-
-def _run_child(
-    command: ChildCommand,
-    spec: dict[str, Any],
-    workdir: Path,
-    timeout: float,
-    on_start: Callable[[LiveChild], None] | None,
-    log: ChildLog | None,
-) -> tuple[Observation, dict[str, Any] | None]:
-    if command.kernels is not None:
-        with own_tmpdir(command.kernels, workdir) as tmp:
-            own = replace(command, kernels=None, extra_env={**(command.extra_env or {}), **tmp})
-            return _run_child(own, spec, workdir, timeout, on_start, log)
-    nonce = os.urandom(16).hex()  # what secrets.token_hex does, without its hmac and OpenSSL
-    with contextlib.ExitStack() as files:
-        workdir.mkdir(parents=True, exist_ok=True)
-        spec_file = files.enter_context(tempfile.TemporaryFile(dir=workdir))
-        result_file = files.enter_context(tempfile.TemporaryFile(dir=workdir))
-        log_fd = None
-        if log is not None:
-            log_file = files.enter_context(tempfile.TemporaryFile(dir=workdir))
-            log_fd = _above_stdio(log_file.fileno(), files)
-            spec = {**spec, "log": f"/dev/fd/{log_fd}"}
-        # A Python literal, not JSON: the child reads it without importing json (see bootstrap).
-        spec_file.write(repr({**spec, "nonce": nonce}).encode("utf-8"))
-        spec_file.flush()
-        spec_file.seek(0)
-        spec_fd, result_fd = (_above_stdio(f.fileno(), files) for f in (spec_file, result_file))
-        if log is None or log_fd is None:
-            return _run(command, workdir, timeout, on_start, spec_fd, result_fd, nonce)
-        stall = Stall(log_fd, log.idle) if log.idle else None
-        done = _run(command, workdir, timeout, on_start, spec_fd, result_fd, nonce, log_fd, stall)
-        size = min(os.fstat(log_fd).st_size, LOG_BYTES + 1)  # over the cap: seen to be
-        log.data = os.pread(log_fd, size, 0)  # the child is dead: nobody writes now
-        return done
+    with raised_as_exhausted(workdir):
+        if command.kernels is not None:
+            with own_tmpdir(command.kernels, workdir) as tmp:
+                own = replace(command, kernels=None, extra_env={**(command.extra_env or {}), **tmp})
+                return run_child(own, spec, workdir, timeout, on_start, log)
+        nonce = os.urandom(16).hex()  # what secrets.token_hex does, without its hmac and OpenSSL
+        with contextlib.ExitStack() as files:
+            workdir.mkdir(parents=True, exist_ok=True)
+            spec_file = files.enter_context(tempfile.TemporaryFile(dir=workdir))
+            result_file = files.enter_context(tempfile.TemporaryFile(dir=workdir))
+            log_fd = None
+            if log is not None:
+                log_file = files.enter_context(tempfile.TemporaryFile(dir=workdir))
+                log_fd = _above_stdio(log_file.fileno(), files)
+                spec = {**spec, "log": f"/dev/fd/{log_fd}"}
+            # A Python literal, not JSON: the child reads it without importing json (see bootstrap).
+            spec_file.write(repr({**spec, "nonce": nonce}).encode("utf-8"))
+            spec_file.flush()
+            spec_file.seek(0)
+            spec_fd, result_fd = (_above_stdio(f.fileno(), files) for f in (spec_file, result_file))
+            if log is None or log_fd is None:
+                return _run(command, workdir, timeout, on_start, spec_fd, result_fd, nonce)
+            stall = Stall(log_fd, log.idle) if log.idle else None
+            done = _run(
+                command, workdir, timeout, on_start, spec_fd, result_fd, nonce, log_fd, stall
+            )
+            size = min(os.fstat(log_fd).st_size, LOG_BYTES + 1)  # over the cap: seen to be
+            log.data = os.pread(log_fd, size, 0)  # the child is dead: nobody writes now
+            return done
 
 
 def _above_stdio(fd: int, files: contextlib.ExitStack) -> int:

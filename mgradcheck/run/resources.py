@@ -8,9 +8,11 @@ written as entries finished keep what did.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import resource
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 from mgradcheck.errors import EnvironmentFailure
@@ -66,6 +68,19 @@ def exhausted(exc: OSError, directory: Path) -> EnvironmentFailure | None:
     return None
 
 
+@contextlib.contextmanager
+def raised_as_exhausted(directory: Path) -> Iterator[None]:
+    """Raise an :class:`OSError` that says the machine ran out as what ran out (see
+    :func:`exhausted`); any other as it is."""
+    try:
+        yield
+    except OSError as exc:
+        failure = exhausted(exc, directory)
+        if failure is None:
+            raise
+        raise failure from None
+
+
 def start(thread: threading.Thread) -> None:
     """Start ``thread``; a thread is a process to the limit on them, and runs out with them."""
     try:
@@ -74,4 +89,6 @@ def start(thread: threading.Thread) -> None:
         raise _no_processes("a thread") from None
 
 
-__all__ = ["EXHAUSTED", "Exhausted", "NoSpace", "exhausted", "no_space", "start"]
+__all__ = [
+    "EXHAUSTED", "Exhausted", "NoSpace", "exhausted", "no_space", "raised_as_exhausted", "start",
+]  # fmt: skip
