@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from mgradcheck.outcomes import Outcome
-from mgradcheck.run import containment
+from mgradcheck.run import containment, resources
 from mgradcheck.run.child_log import LOG_BYTES, ChildLog, Stall
 from mgradcheck.run.child_result import (
     harness_error,
@@ -37,7 +37,7 @@ from mgradcheck.run.child_result import (
 )
 from mgradcheck.run.kernels import own_tmpdir
 from mgradcheck.run.observation import Capture, Observation
-from mgradcheck.run.resources import EXHAUSTED, no_space, raised_as_exhausted, start
+from mgradcheck.run.resources import EXHAUSTED, no_space, raised_as_exhausted
 
 LAUNCHER = Path(__file__).resolve().parent.parent / "child" / "launch.py"
 HEAD_BYTES = 16 * 1024
@@ -310,7 +310,7 @@ def _exit_signal(process: subprocess.Popen[bytes]) -> tuple[int, Callable[[], No
         process.wait()
         os.write(write_end, b"x")
 
-    start(threading.Thread(target=wait, daemon=True))
+    resources.start(threading.Thread(target=wait, daemon=True))
 
     def close() -> None:
         os.close(read_end)
