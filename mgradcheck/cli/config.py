@@ -13,7 +13,9 @@ Each is the default of that option in every command that takes it (the report fi
 ``run`` alone: other commands write other reports); the command line wins, and
 ``$MGRADCHECK_JOBS`` wins over ``jobs``. Relative paths are the file's directory's. A key
 not known, or a value of the wrong type, is bad usage: one line with the file, its line and
-the key, exit 2, before anything runs.
+the key, exit 2, before anything runs. So is a file naming mgradcheck that cannot be read as
+TOML (not UTF-8, nested too deep, an integer of thousands of digits): it is never passed over
+for a file further up, nor for no defaults at all.
 """
 
 from __future__ import annotations
@@ -101,7 +103,26 @@ def _parse(path: Path, text: str) -> dict[str, Any]:
         raise UsageError(
             f"{_shown(path)}:{where.group(1) if where else 1}: not valid TOML: {message}"
         ) from None
+    # tomllib parses nesting by recursion and integers with int(), which refuses more digits
+    # than sys.get_int_max_str_digits(): neither says where, and neither is a bug of ours.
+    except RecursionError:
+        raise UsageError(
+            f"{_shown(path)}: not valid TOML: arrays or tables nested too deep"
+        ) from None
+    except ValueError as exc:
+        raise UsageError(f"{_shown(path)}: not valid TOML: {exc}") from None
     return data
+
+
+def _decoded(path: Path, raw: bytes) -> str:
+    """The file's text: TOML is UTF-8, and a file that is not is refused, not passed over."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise UsageError(
+            f"{_shown(path)}:{line}: not valid TOML: not UTF-8 (byte 0x{raw[exc.start]:02x})"
+        ) from None
 
 
 def find(start: Path) -> tuple[Path, str, dict[str, Any]] | None:
@@ -110,11 +131,12 @@ def find(start: Path) -> tuple[Path, str, dict[str, Any]] | None:
     for directory in (start, *start.parents):
         path = directory / "pyproject.toml"
         try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
+            raw = path.read_bytes()
+        except OSError:
             continue
-        if "mgradcheck" not in text:  # most files: no TOML parsed at each start
+        if b"mgradcheck" not in raw:  # most files: no TOML parsed at each start
             continue
+        text = _decoded(path, raw)
         tool = _parse(path, text).get("tool")
         table = tool.get("mgradcheck") if isinstance(tool, dict) else None
         if table is None:

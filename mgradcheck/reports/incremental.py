@@ -21,6 +21,7 @@ from collections.abc import Callable
 
 from mgradcheck.errors import WriteError
 from mgradcheck.reports.outputs import Outputs, write
+from mgradcheck.run import resources
 from mgradcheck.run.results import Report
 
 INTERVAL = 1.0  # seconds between two rewrites, at least
@@ -58,7 +59,7 @@ class SnapshotWriter:
             elif self._timer is None:
                 self._timer = threading.Timer(wait, self._on_timer)
                 self._timer.daemon = True
-                self._timer.start()
+                resources.start(self._timer)  # out of processes: the run stops, close() writes
 
     def _on_timer(self) -> None:
         with self._lock:

@@ -11,7 +11,6 @@ running is killed, and its pipes are read for a bounded time more.
 from __future__ import annotations
 
 import contextlib
-import errno
 import fcntl
 import os
 import select
@@ -26,9 +25,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from mgradcheck.errors import EnvironmentFailure
 from mgradcheck.outcomes import Outcome
-from mgradcheck.run import containment
+from mgradcheck.run import containment, resources
 from mgradcheck.run.child_log import LOG_BYTES, ChildLog, Stall
 from mgradcheck.run.child_result import (
     harness_error,
@@ -39,6 +37,7 @@ from mgradcheck.run.child_result import (
 )
 from mgradcheck.run.kernels import own_tmpdir
 from mgradcheck.run.observation import Capture, Observation
+from mgradcheck.run.resources import EXHAUSTED, no_space, raised_as_exhausted
 
 LAUNCHER = Path(__file__).resolve().parent.parent / "child" / "launch.py"
 HEAD_BYTES = 16 * 1024
@@ -86,7 +85,7 @@ class _Capped:
 # PYTHONASYNCIODEBUG, a debug build's PYTHONDUMPREFS, PYTHONMALLOCSTATS,
 # PYTHONSHOWREFCOUNT). Where the interpreter and its modules come from (PYTHONPATH,
 # PYTHONHOME, PYTHONNOUSERSITE, PYTHONUSERBASE, PYTHONSAFEPATH) stays the user's to say, as
-# do encodings, buffering, the hash seed and bytecode caching, which change no verdict.
+# do buffering, the hash seed and bytecode caching, which change no verdict.
 CHILD_UNSET = frozenset(
     {
         "PYTHONOPTIMIZE", "PYTHONWARNINGS", "PYTHONINTMAXSTRDIGITS", "PYTHONINSPECT",
@@ -95,8 +94,11 @@ CHILD_UNSET = frozenset(
         "PYTHONASYNCIODEBUG", "PYTHONDUMPREFS", "PYTHONMALLOCSTATS", "PYTHONSHOWREFCOUNT",
     }
 )  # fmt: skip
-# Python 3.13's coloured tracebacks would put escapes into every report's traceback.
-CHILD_SET = {"PYTHON_COLORS": "0"}
+# Python 3.13's coloured tracebacks would put escapes into every report's traceback. The
+# parent reads a child's output as UTF-8 and bug.match searches it: under the caller's
+# PYTHONIOENCODING=ascii or a C locale an entry printing "∞" would raise instead, or print
+# "\u221e", and the same bug would get another verdict. UTF-8 mode makes open() agree.
+CHILD_SET = {"PYTHON_COLORS": "0", "PYTHONIOENCODING": "utf-8", "PYTHONUTF8": "1"}
 
 
 @dataclass(frozen=True)
@@ -157,20 +159,6 @@ class LiveChild:
         self.kill_group(signal.SIGKILL)
 
 
-class NoSpace(EnvironmentFailure):
-    """The disk under the run's scratch directory is full: no entry can be judged there."""
-
-
-_NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
-
-
-def _no_space(directory: Path) -> NoSpace:
-    return NoSpace(
-        f"no space left in {directory} for a child's spec and result; "
-        "free some, or move the cache with $MGRADCHECK_CACHE"
-    )
-
-
 def run_child(
     command: ChildCommand,
     spec: dict[str, Any],
@@ -186,14 +174,17 @@ def run_child(
     them, and they are read only once the child is dead. The result must carry the nonce
     of this spec, so a result written for another child is refused. With ``command.kernels``
     the child gets a TMPDIR of its own, seeded from them and merged back once it is dead.
+
+    Out of disk, descriptors or processes, no child can be started: that is raised as the
+    environment's failure (:mod:`mgradcheck.run.resources`), never made this child's result.
     """
-    if command.kernels is not None:
-        with own_tmpdir(command.kernels, workdir) as tmp:
-            own = replace(command, kernels=None, extra_env={**(command.extra_env or {}), **tmp})
-            return run_child(own, spec, workdir, timeout, on_start, log)
-    nonce = os.urandom(16).hex()  # what secrets.token_hex does, without its hmac and OpenSSL
-    with contextlib.ExitStack() as files:
-        try:
+    with raised_as_exhausted(workdir):
+        if command.kernels is not None:
+            with own_tmpdir(command.kernels, workdir) as tmp:
+                own = replace(command, kernels=None, extra_env={**(command.extra_env or {}), **tmp})
+                return run_child(own, spec, workdir, timeout, on_start, log)
+        nonce = os.urandom(16).hex()  # what secrets.token_hex does, without its hmac and OpenSSL
+        with contextlib.ExitStack() as files:
             workdir.mkdir(parents=True, exist_ok=True)
             spec_file = files.enter_context(tempfile.TemporaryFile(dir=workdir))
             result_file = files.enter_context(tempfile.TemporaryFile(dir=workdir))
@@ -206,18 +197,16 @@ def run_child(
             spec_file.write(repr({**spec, "nonce": nonce}).encode("utf-8"))
             spec_file.flush()
             spec_file.seek(0)
-        except OSError as exc:
-            if exc.errno in _NO_SPACE:
-                raise _no_space(workdir) from None
-            raise
-        spec_fd, result_fd = (_above_stdio(f.fileno(), files) for f in (spec_file, result_file))
-        if log is None or log_fd is None:
-            return _run(command, workdir, timeout, on_start, spec_fd, result_fd, nonce)
-        stall = Stall(log_fd, log.idle) if log.idle else None
-        done = _run(command, workdir, timeout, on_start, spec_fd, result_fd, nonce, log_fd, stall)
-        size = min(os.fstat(log_fd).st_size, LOG_BYTES + 1)  # over the cap: seen to be
-        log.data = os.pread(log_fd, size, 0)  # the child is dead: nobody writes now
-        return done
+            spec_fd, result_fd = (_above_stdio(f.fileno(), files) for f in (spec_file, result_file))
+            if log is None or log_fd is None:
+                return _run(command, workdir, timeout, on_start, spec_fd, result_fd, nonce)
+            stall = Stall(log_fd, log.idle) if log.idle else None
+            done = _run(
+                command, workdir, timeout, on_start, spec_fd, result_fd, nonce, log_fd, stall
+            )
+            size = min(os.fstat(log_fd).st_size, LOG_BYTES + 1)  # over the cap: seen to be
+            log.data = os.pread(log_fd, size, 0)  # the child is dead: nobody writes now
+            return done
 
 
 def _above_stdio(fd: int, files: contextlib.ExitStack) -> int:
@@ -244,9 +233,11 @@ def _run(
     started = time.monotonic()
     box = containment.box()
     env = {**command.env(), **box.env}
-    out_r, out_w = os.pipe()
-    err_r, err_w = os.pipe()
+    pipes: list[int] = []
     try:
+        pipes += os.pipe()
+        pipes += os.pipe()
+        out_r, out_w, err_r, err_w = pipes
         process = subprocess.Popen(
             command.argv(f"/dev/fd/{spec_fd}", f"/dev/fd/{result_fd}"),
             stdin=subprocess.DEVNULL,
@@ -258,9 +249,11 @@ def _run(
             pass_fds=(*box.pass_fds, spec_fd, result_fd, *([] if log_fd is None else [log_fd])),
         )
     except OSError as exc:
-        for fd in (out_r, out_w, err_r, err_w):
+        for fd in pipes:
             os.close(fd)
         box.discard()
+        if exc.errno in EXHAUSTED:
+            raise  # the machine's want, not this interpreter's: see run_child
         return harness_error(f"cannot start {command.python}: {exc.strerror or exc}"), None
     os.close(out_w)
     os.close(err_w)
@@ -277,7 +270,7 @@ def _run(
             "a process it started still held its output open]\n"
         )
     if process.returncode == NO_SPACE_STATUS and NO_SPACE_MARK in stderr:
-        raise _no_space(workdir)
+        raise no_space(workdir)
     result, unusable = read_result(result_fd, nonce)
     if live.stopped:
         return Observation(Outcome.NOT_RUN, duration, message="not run: the run was stopped"), None
@@ -317,7 +310,7 @@ def _exit_signal(process: subprocess.Popen[bytes]) -> tuple[int, Callable[[], No
         process.wait()
         os.write(write_end, b"x")
 
-    threading.Thread(target=wait, daemon=True).start()
+    resources.start(threading.Thread(target=wait, daemon=True))
 
     def close() -> None:
         os.close(read_end)
@@ -342,15 +335,18 @@ def _watch(
     open cannot hold the run. Returns (timed out, pipes still held open, log stalled).
     """
     process = live.process
-    exit_fd, close_exit = _exit_signal(process)
     poller = select.poll()
-    for fd in (*streams, exit_fd):
-        poller.register(fd, select.POLLIN)
     open_fds = set(streams)
     deadline = time.monotonic() + timeout
     timed_out = stalled = False
     drain_until: float | None = None
+    exit_signal = contextlib.ExitStack()
     try:
+        # Within the try: with no descriptor left for it, the child is still killed below.
+        exit_fd, close_exit = _exit_signal(process)
+        exit_signal.callback(close_exit)
+        for fd in (*streams, exit_fd):
+            poller.register(fd, select.POLLIN)
         while open_fds or drain_until is None:
             now = time.monotonic()
             if drain_until is not None:
@@ -389,7 +385,7 @@ def _watch(
                     poller.unregister(fd)
                     open_fds.discard(fd)
     finally:
-        close_exit()
+        exit_signal.close()
         for fd in streams:
             os.close(fd)
         if process.returncode is None:  # only on our own error: leave nothing behind

@@ -22,6 +22,7 @@ import threading
 from collections.abc import Callable
 
 from mgradcheck.errors import INTERRUPTING
+from mgradcheck.run import resources
 
 WATCHED = set(INTERRUPTING)
 # Sent by close() to the watching thread alone, so that it ends at once instead of at its
@@ -40,7 +41,11 @@ class SignalWatch:
         self.waited = WATCHED | ({WAKE} if WAKE is not None else set())
         signal.pthread_sigmask(signal.SIG_BLOCK, self.waited)
         self.thread = threading.Thread(target=self._watch, name="mgc-signals", daemon=True)
-        self.thread.start()
+        try:
+            resources.start(self.thread)
+        except BaseException:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, self.waited)  # or a Ctrl-C goes unheard
+            raise
 
     @classmethod
     def start(cls, culprit: Callable[[int, int], bool]) -> SignalWatch | None:

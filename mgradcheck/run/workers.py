@@ -12,6 +12,8 @@ from collections.abc import Callable
 from queue import Empty, SimpleQueue
 from typing import Generic, TypeVar
 
+from mgradcheck.run import resources
+
 R = TypeVar("R")
 
 
@@ -35,7 +37,7 @@ class Workers(Generic[R]):
                 self._ended.put((key, exc))
 
         thread = threading.Thread(target=work, name=f"{self.name}_{key}")
-        thread.start()
+        resources.start(thread)
         self._running[key] = thread
 
     def collect(self, timeout: float) -> tuple[int, R] | None:

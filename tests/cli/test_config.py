@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -127,3 +129,29 @@ def test_no_table_no_defaults(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "mgradcheck-user"\n')
     monkeypatch.chdir(tmp_path)
     assert defaults(cli) is None
+
+
+# Files that name mgradcheck and cannot be read as TOML: passed over, the first gave the
+# bundled corpus a green run; the others ended in a traceback.
+UNREADABLE = {
+    "a Latin-1 byte": ("[tool.mgradcheck]\n# caf\xe9\ncorpus = 'bugs'\n".encode("latin-1"), ":2: not valid TOML: not UTF-8 (byte 0xe9)"),
+    "nested too deep": (b"[tool.mgradcheck]\ncorpus = " + b"[" * 5000 + b"]" * 5000, ": not valid TOML: arrays or tables nested too deep"),
+    "an integer of 5,000 digits": (b"[tool.mgradcheck]\njobs = " + b"7" * 5000 + b"\n", ": not valid TOML: Exceeds the limit"),
+    "not TOML": (b"[tool.mgradcheck\ncorpus = 'bugs'\n", ":1: not valid TOML: "),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("command", [["list"], ["validate"], ["run"], ["tests", "."], ["sweep"]])
+@pytest.mark.parametrize("case", UNREADABLE)
+def test_a_file_that_cannot_be_read_is_one_line_and_exit_2_for_every_command(
+    case: str, command: list[str], tmp_path: Path
+) -> None:
+    text, message = UNREADABLE[case]
+    (tmp_path / "pyproject.toml").write_bytes(text)
+    done = subprocess.run(
+        [sys.executable, "-m", "mgradcheck", *command],
+        capture_output=True, text=True, cwd=tmp_path, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stdout == "" and len(done.stderr.splitlines()) == 1, done.stderr
+    assert done.stderr.startswith(f"mgradcheck: error: pyproject.toml{message}"), done.stderr
