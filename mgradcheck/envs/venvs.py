@@ -307,8 +307,10 @@ def _build(spec: EnvSpec, path: Path, cancel: threading.Event | None) -> float:
     # Once, when the environment is made: each later use compares only the sizes.
     problem = record.check(path / "venv", hashes=True)
     if problem is not None:
+        # uv links the files of its cache into the environment: one damaged there comes back.
+        hint = "; 'uv cache clean mlx' clears uv's copy" if spec.installer is Installer.UV else ""
         raise InstallFailed(
-            spec.version, f"the installed mlx does not match its RECORD: {problem}", False
+            spec.version, f"the installed mlx does not match its RECORD: {problem}{hint}", False
         )
     return time.monotonic() - started
 
