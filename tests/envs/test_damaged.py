@@ -80,7 +80,10 @@ def cut_short(path: Path) -> None:
 
 @pytest.fixture
 def wheels(fake_wheels: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The fake wheels, into caches of this test's own: uv links the files of its cache into
+    environments, so damage done in place to one reaches every other."""
     monkeypatch.setenv("MGRADCHECK_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("UV_CACHE_DIR", str(tmp_path / "uv-cache"))
     return fake_wheels
 
 
@@ -136,11 +139,10 @@ def test_runs_in_an_environment_damaged_meanwhile_are_not_kept(
 
 
 def test_damage_shared_with_the_installers_cache_is_refused_in_one_line(
-    wheels: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    wheels: Path, tmp_path: Path
 ) -> None:
     """uv links the files of its cache into environments: a file cut short in place is damaged
     there too, and comes back with every reinstall. The hashes checked at build say so."""
-    monkeypatch.setenv("UV_CACHE_DIR", str(tmp_path / "uv-cache"))  # this test damages it
     (tmp_path / "grad-halved.yaml").write_text(GRAD_ENTRY)
     built = mgradcheck_run("envs", "path", "1.4.0", "-q", *source(wheels))
     assert built.returncode == 0, built.stderr
