@@ -65,8 +65,11 @@ def _check_distribution(site: Path, info: Path, hashes: bool) -> str | None:
 
 def check(venv: Path, hashes: bool = False) -> str | None:
     """The first thing wrong with the MLX installed in ``venv`` (sizes; ``hashes`` too), or None."""
-    infos = venv.glob("lib/python*/site-packages/*.dist-info")
-    names = {info: canonicalize_name(info.name.split("-", 1)[0]) for info in sorted(infos)}
+    try:
+        infos = sorted(venv.glob("lib/python*/site-packages/*.dist-info"))
+    except OSError:  # removed while read (a prune): what is not there is not whole
+        return "its site-packages is unreadable"
+    names = {info: canonicalize_name(info.name.split("-", 1)[0]) for info in infos}
     ours = [info for info, name in names.items() if MLX.fullmatch(name)]
     if "mlx" not in names.values():
         return "mlx is not installed"

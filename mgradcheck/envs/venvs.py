@@ -12,7 +12,7 @@ Each lives in ``cache_root()/envs/<name>/``::
 An environment whose MLX no longer matches its installer's RECORD (a file
 missing or cut short: :mod:`mgradcheck.envs.record`) is damaged, and is
 rebuilt as a half-built one is; one damaged while in use fails the command
-that used it, so that nothing it ran there is kept.
+that used it, so that nothing it ran there is stored as a result.
 
 The name holds the version, backend and Python, and a hash of everything else
 that shapes the environment (index, wheel directory, installer, interpreter,
@@ -369,8 +369,8 @@ def using(
         problem = damage(path)
         if problem is not None:
             raise EnvError(
-                f"the environment of mlx {spec.version} was damaged while in use ({problem}); "
-                "nothing that ran in it is kept"
+                f"the environment of mlx {spec.version} was damaged while in use ({problem}): "
+                "what ran in it says nothing about the release"
             )
     finally:
         lock.close()
