@@ -403,7 +403,7 @@ def test_an_environment_pruned_while_its_lock_changes_hands_is_built_again(
     ) -> None:
         if not exclusive and not pruned:
             fcntl.flock(self.fd, fcntl.LOCK_UN)
-            pruned.extend(inventory.prune(everything=True))
+            pruned.extend(inventory.prune(everything=True).removed)
         acquire(self, exclusive, on_wait)
 
     monkeypatch.setattr(venvs.Lock, "acquire", acquire_with_a_prune_between)

@@ -94,11 +94,17 @@ def envs_path(version: Version, settings: Settings, quiet: bool) -> None:
 )
 @click.option("--dry-run", is_flag=True, help="Say what would be removed, remove nothing.")
 def envs_prune(everything: bool, dry_run: bool) -> None:
-    """Remove failed and half-built environments (all with --all); never a directory mgradcheck did not make."""
+    """Remove failed, damaged and half-built environments (all with --all); never a directory
+    mgradcheck did not make, nor one in use."""
     from mgradcheck.envs import inventory
 
-    removed = inventory.prune(everything, dry_run)
+    pruned = inventory.prune(everything, dry_run)
     verb = "would remove" if dry_run else "removed"
-    for env in removed:
+    for env in pruned.removed:
         click.echo(f"{verb} {env.path} ({env.version}, {env.state.value})")
-    click.echo(f"{verb} {len(removed)} environment{'s' if len(removed) != 1 else ''}")
+    for env in pruned.in_use:
+        click.echo(
+            f"left {env.path} ({env.version}): in use by another mgradcheck; prune again when it ends"
+        )
+    count = len(pruned.removed)
+    click.echo(f"{verb} {count} environment{'s' if count != 1 else ''}")

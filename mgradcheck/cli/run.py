@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
@@ -133,26 +134,28 @@ def run(
     sys.exit(code)
 
 
+@contextlib.contextmanager
 def _opened(
     python: Path | None,
     mlx_version: Mlx | None,
     settings: Settings | None,
     progress: Progress,
     compiles: bool,
-) -> tuple[ChildCommand, Environment]:
-    """Open the target and say when this run builds its kernels; an interrupt while
-    installing or probing ends the command here."""
+) -> Iterator[tuple[ChildCommand, Environment]]:
+    """Open the target (held until the block ends) and say when this run builds its kernels;
+    an interrupt while installing or probing ends the command here."""
     from mgradcheck.errors import Interrupted
 
-    try:
-        command, env = open_target(python, mlx_version, settings, progress)
-    except (Interrupted, KeyboardInterrupt) as exc:
-        # While installing or probing: nothing ran, so no report is written (an old one stays).
-        stopped = exc if isinstance(exc, Interrupted) else Interrupted(2)
-        say(f"interrupted by {stopped} before any entry ran")
-        sys.exit(stopped.exit_code)
-    note_kernel_build(command, env, compiles)
-    return command, env
+    with contextlib.ExitStack() as held:
+        try:
+            command, env = held.enter_context(open_target(python, mlx_version, settings, progress))
+        except (Interrupted, KeyboardInterrupt) as exc:
+            # While installing or probing: nothing ran, so no report is written (an old one stays).
+            stopped = exc if isinstance(exc, Interrupted) else Interrupted(2)
+            say(f"interrupted by {stopped} before any entry ran")
+            sys.exit(stopped.exit_code)
+        note_kernel_build(command, env, compiles)
+        yield command, env
 
 
 def _show(report: Report, stderr: bool, lines: Mapping[str, int]) -> None:

@@ -188,9 +188,9 @@ def sweep(
     if emit_dir is not None:
         check_directory(emit_dir)
     progress = choose(quiet)
-    command, env = open_target(python, mlx_version, settings, progress)
-    note_kernel_build(command, env, bool(options.transform_dtypes))
-    report = run_sweep(command, env, options, progress, cases=cases, coverage=coverage)
+    with open_target(python, mlx_version, settings, progress) as (command, env):
+        note_kernel_build(command, env, bool(options.transform_dtypes))
+        report = run_sweep(command, env, options, progress, cases=cases, coverage=coverage)
     report.meta = part.meta if part is not None else {}
     if json_path is not None:
         sweep_report.write_json(report, json_path)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -21,13 +22,13 @@ def open_target(
     release: Mlx | None,
     settings: Settings | None,
     progress: Progress,
-) -> tuple[ChildCommand, Environment]:
+) -> contextlib.AbstractContextManager[tuple[ChildCommand, Environment]]:
     """:func:`mgradcheck.releases.on_release.open_target`, which this interpreter or ``--python``
     reaches without importing the release machinery (half a plain run's start-up)."""
     if release is None:
         from mgradcheck.run.stages import prepare
 
-        return prepare(str(python) if python else sys.executable)
+        return contextlib.nullcontext(prepare(str(python) if python else sys.executable))
     from mgradcheck.releases import on_release as runs
 
     assert settings is not None  # release_options makes them whenever --mlx is given

@@ -1,7 +1,9 @@
 """What the environment cache holds: our environments and the state of each, and pruning them.
 
 Only directories with our marker are listed as ours and ever removed; any
-other directory under ``envs/`` is reported and left alone.
+other directory under ``envs/`` is reported and left alone. One in use (its
+lock held: being built, or a command running entries in it) is left too, and
+said so: a run may last hours, and a prune that waited for it would seem hung.
 """
 
 from __future__ import annotations
@@ -12,13 +14,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mgradcheck.envs.venvs import FAILED, MARKER, Lock, envs_root, is_ready, read_json
+from mgradcheck.envs.venvs import COMPLETE, FAILED, MARKER, Lock, envs_root, is_ready, read_json
 
 
 class State(enum.Enum):
     READY = "ready"
     FAILED = "failed"
     INCOMPLETE = "incomplete"
+    DAMAGED = "damaged"  # complete once, its MLX no longer as installed: rebuilt on next use
     IN_USE = "in use"
 
 
@@ -42,7 +45,9 @@ def _state(path: Path) -> State:
         lock.close()
     if is_ready(path):
         return State.READY
-    return State.FAILED if (path / FAILED).exists() else State.INCOMPLETE
+    if (path / FAILED).exists():
+        return State.FAILED
+    return State.DAMAGED if read_json(path / COMPLETE) is not None else State.INCOMPLETE
 
 
 def scan() -> tuple[list[CachedEnv], list[Path]]:
@@ -59,16 +64,23 @@ def scan() -> tuple[list[CachedEnv], list[Path]]:
     return ours, foreign
 
 
-def prune(everything: bool = False, dry_run: bool = False) -> list[CachedEnv]:
-    """Remove our failed and half-built environments (all of ours with ``everything``)."""
-    removed = []
+@dataclass(frozen=True)
+class Pruned:
+    removed: list[CachedEnv]
+    in_use: list[CachedEnv]  # would have been removed, and were left: their lock is held
+
+
+def prune(everything: bool = False, dry_run: bool = False) -> Pruned:
+    """Remove our failed, damaged and half-built environments (all of ours with ``everything``)."""
+    removed, in_use = [], []
     for env in scan()[0]:
         if env.state is State.READY and not everything:
             continue
         lock = Lock(env.path.name)
         try:
             if not lock.try_acquire():
-                continue  # being built or used right now
+                in_use.append(CachedEnv(env.path, State.IN_USE, env.spec))
+                continue
             if read_json(env.path / MARKER) is None:
                 continue
             if not dry_run:
@@ -76,4 +88,4 @@ def prune(everything: bool = False, dry_run: bool = False) -> list[CachedEnv]:
             removed.append(env)
         finally:
             lock.close()
-    return removed
+    return Pruned(removed, in_use)

@@ -9,11 +9,17 @@ Each lives in ``cache_root()/envs/<name>/``::
     failed.json           a failed install, remembered with its log tail until --retry-failed
     complete.json         written last: an environment without it is half-built and is rebuilt
 
+An environment whose MLX no longer matches its installer's RECORD (a file
+missing or cut short: :mod:`mgradcheck.envs.record`) is damaged, and is
+rebuilt as a half-built one is; one damaged while in use fails the command
+that used it, so that nothing it ran there is stored as a result.
+
 The name holds the version, backend and Python, and a hash of everything else
 that shapes the environment (index, wheel directory, installer, interpreter,
 packages). One lock file per environment (``envs/.locks/<name>.lock``, never
 deleted) serialises building and removing it: held exclusively while building,
-shared while in use, so two commands sharing the cache never corrupt it.
+shared while in use (for as long as anything runs in it), so two commands
+sharing the cache never corrupt it and a prune never removes one in use.
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ from packaging.version import Version
 
 from mgradcheck.atomic import write_text
 from mgradcheck.clock import now
+from mgradcheck.envs import record
 from mgradcheck.envs.cuda import check_driver
 from mgradcheck.envs.logged_process import run_logged
 from mgradcheck.errors import EnvironmentFailure
@@ -224,11 +231,24 @@ def read_json(path: Path) -> dict[str, Any] | None:
 
 
 def is_ready(path: Path, digest: str | None = None) -> bool:
-    """Complete, built for this spec, and its interpreter still there (its base Python may be gone)."""
+    """Complete, built for this spec, and not damaged since."""
     done = read_json(path / COMPLETE)
     if done is None or (digest is not None and done.get("digest") != digest):
         return False
-    return os.path.exists(path / "venv" / "bin" / "python")
+    return damage(path) is None
+
+
+def damage(path: Path) -> str | None:
+    """What is wrong with an environment's interpreter (its base Python may be gone) or its MLX."""
+    if not os.path.exists(path / "venv" / "bin" / "python"):
+        return "its interpreter is gone"
+    return record.check(path / "venv")
+
+
+def rebuilding(spec: EnvSpec) -> str | None:
+    """Why the complete environment of ``spec`` is to be built again (what damaged it), or None."""
+    path = envs_root() / spec.name
+    return damage(path) if read_json(path / COMPLETE) is not None else None
 
 
 def needs_install(spec: EnvSpec, retry_failed: bool = False) -> bool:
@@ -284,6 +304,14 @@ def _build(spec: EnvSpec, path: Path, cancel: threading.Event | None) -> float:
         raise InstallFailed(
             spec.version, f"the environment holds mlx {found}, not {spec.version}", False
         )
+    # Once, when the environment is made: each later use compares only the sizes.
+    problem = record.check(path / "venv", hashes=True)
+    if problem is not None:
+        # uv links the files of its cache into the environment: one damaged there comes back.
+        hint = "; 'uv cache clean mlx' clears uv's copy" if spec.installer is Installer.UV else ""
+        raise InstallFailed(
+            spec.version, f"the installed mlx does not match its RECORD: {problem}{hint}", False
+        )
     return time.monotonic() - started
 
 
@@ -294,9 +322,12 @@ def using(
     on_wait: Callable[[], None] | None = None,
     cancel: threading.Event | None = None,
 ) -> Iterator[ReleaseEnv]:
-    """The environment for ``spec``, built first if needed, held (shared lock) while in use.
+    """The environment for ``spec``, built first if needed (or rebuilt, damaged), held
+    (shared lock) while in use.
 
     A CUDA build is refused first, in one line, where the driver cannot run it.
+    Raises :class:`EnvError` on leaving when the environment was damaged while in
+    use: what ran in it says nothing about the release.
     """
     check_driver(spec.target.backend)
     path = envs_root() / spec.name
@@ -335,5 +366,11 @@ def using(
             if is_ready(path, spec.digest):
                 break
         yield ReleaseEnv(spec, path, reused, seconds)
+        problem = damage(path)
+        if problem is not None:
+            raise EnvError(
+                f"the environment of mlx {spec.version} was damaged while in use ({problem}): "
+                "what ran in it says nothing about the release"
+            )
     finally:
         lock.close()

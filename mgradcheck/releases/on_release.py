@@ -12,9 +12,10 @@ callers read as Unknown.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar, cast
@@ -90,10 +91,12 @@ def _waiting(say: Status, version: Version) -> Callable[[], None]:
     return lambda: say(f"waiting for another mgradcheck to finish building mlx {version}")
 
 
+@contextlib.contextmanager
 def open_release(
     version: Version, settings: Settings, status: Status | None = None
-) -> tuple[ChildCommand, Environment]:
-    """The command that runs entries in this release's environment, built first if needed (``run --mlx``).
+) -> Iterator[tuple[ChildCommand, Environment]]:
+    """The command that runs entries in this release's environment, built first if needed
+    (``run --mlx``), held in use (no prune removes it) until the block ends.
 
     A release not yet cached is looked up in the index first, so that a typo
     says what exists instead of failing inside the installer. Naming a version
@@ -107,11 +110,11 @@ def open_release(
         say(settings.installing(version))
     with venvs.using(spec, settings.retry_failed, on_wait=_waiting(say, version)) as env:
         command, environment = _prepare(env)
-    if not _same_release(environment, version):
-        raise venvs.EnvError(
-            f"the environment for {version} runs mlx {environment.mlx}; remove it with 'mgradcheck envs prune --all'"
-        )
-    return command, environment
+        if not _same_release(environment, version):
+            raise venvs.EnvError(
+                f"the environment for {version} runs mlx {environment.mlx}; remove it with 'mgradcheck envs prune --all'"
+            )
+        yield command, environment
 
 
 def run_entries(
@@ -208,19 +211,22 @@ def build_commit(
 
 def open_commit(
     ref: str, settings: Settings, status: Status | None = None
-) -> tuple[ChildCommand, Environment]:
+) -> contextlib.AbstractContextManager[tuple[ChildCommand, Environment]]:
     """``open_release`` for one commit: its wheel, built here once, in an environment like a release's."""
     built = build_commit(ref, settings, status)
     return open_release(built.version, settings.with_build(built), status)
 
 
+@contextlib.contextmanager
 def open_target(
     python: Path | None, release: Mlx | None, settings: Settings, progress: Progress
-) -> tuple[ChildCommand, Environment]:
+) -> Iterator[tuple[ChildCommand, Environment]]:
     """The children's command and environment: a release's cached environment (or a commit's,
-    built here; the install or build shown on ``progress``), ``--python``, or this interpreter."""
+    built here; the install or build shown on ``progress``), held in use until the block ends,
+    ``--python``, or this interpreter."""
     if release is None:
-        return prepare(str(python) if python else sys.executable)
+        yield prepare(str(python) if python else sys.executable)
+        return
     shown = False
 
     def status(text: str) -> None:  # silent when the environment is ready
@@ -230,15 +236,17 @@ def open_target(
             shown = True
         progress.status(text)
 
-    try:
-        match release:
-            case Commit(ref):
-                return open_commit(ref, settings, status)
-            case Release(version):
-                return open_release(version, settings, status)
-    finally:
-        if shown:
-            progress.stop()
+    with contextlib.ExitStack() as held:
+        try:
+            match release:
+                case Commit(ref):
+                    opened = held.enter_context(open_commit(ref, settings, status))
+                case Release(version):
+                    opened = held.enter_context(open_release(version, settings, status))
+        finally:
+            if shown:
+                progress.stop()
+        yield opened
 
 
 __all__ = [

@@ -18,7 +18,7 @@ from mgradcheck.builds import sources
 from mgradcheck.builds.builder import BuildOptions, default_jobs
 from mgradcheck.builds.wheels import Built
 from mgradcheck.corpus.entry import Entry
-from mgradcheck.envs.venvs import EnvSpec, Installer, default_installer, find_uv
+from mgradcheck.envs.venvs import EnvSpec, Installer, default_installer, find_uv, rebuilding
 from mgradcheck.index.installable import Source, Target, default_backend
 from mgradcheck.releases.store import ProbeKey, ResultsStore, Runnable
 
@@ -82,8 +82,11 @@ class Settings:
         return args
 
     def installing(self, version: Version) -> str:
-        """What an install says while it runs; with pip, how to make the next one faster."""
-        text = f"installing mlx {version} ({self.target.backend})"
+        """What an install says while it runs (a rebuild, why); with pip, how to make the next one faster."""
+        damage = rebuilding(self.spec(version))
+        text = f"{'re' if damage else ''}installing mlx {version} ({self.target.backend})"
+        if damage is not None:
+            text += f", its environment damaged: {damage}"
         if self.installer is Installer.PIP and find_uv() is None:
             text += " with venv + pip (pip install 'mgradcheck[uv]' makes builds faster)"
         return text

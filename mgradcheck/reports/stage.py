@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 from mgradcheck.atomic import send_nowhere
@@ -31,7 +32,7 @@ Produce = Callable[[ChildCommand, Environment, Snapshots | None], tuple[Report, 
 def run_and_report(
     outputs: Outputs,
     inputs: Sequence[Path],
-    open_target: Callable[[], tuple[ChildCommand, Environment]],
+    open_target: Callable[[], AbstractContextManager[tuple[ChildCommand, Environment]]],
     produce: Produce,
     say: Callable[[str], None],
     keep: Callable[[Report], None] | None = None,
@@ -40,23 +41,25 @@ def run_and_report(
     """Run and report; the exit code the command ends with.
 
     ``inputs`` are what the command reads, which no output may replace (checked
-    before the target is opened, which may install a release). ``keep`` takes
+    before the target is opened, which may install a release; the target is held
+    while the results are produced, and a release's environment damaged meanwhile
+    fails the command before anything is kept). ``keep`` takes
     the report before the outputs are written (``run``'s last report, ``tests``'
     stored runs); ``show`` draws it, on standard error when a report goes to
     standard output. ``say`` gives the user a line (a failed rewrite, an interrupt).
     """
     outputs.check(inputs=inputs)
-    command, env = open_target()
-    snapshots = None
-    files = outputs.files()  # the report on standard output is written once, at the end
-    if files.paths():
-        snapshots = SnapshotWriter(files, lambda message: say(f"warning: {message}"))
-    try:
-        report, interrupted = produce(command, env, snapshots)
-    finally:
-        # An error out of produce still leaves on disk what finished before it.
-        if snapshots is not None:
-            snapshots.close()
+    with open_target() as (command, env):
+        snapshots = None
+        files = outputs.files()  # the report on standard output is written once, at the end
+        if files.paths():
+            snapshots = SnapshotWriter(files, lambda message: say(f"warning: {message}"))
+        try:
+            report, interrupted = produce(command, env, snapshots)
+        finally:
+            # An error out of produce still leaves on disk what finished before it.
+            if snapshots is not None:
+                snapshots.close()
     if keep is not None:
         keep(report)
     write(report, outputs)

@@ -82,11 +82,12 @@ def failing_finding(
 ) -> dict[str, Any]:
     """Run a ``gradcheck:`` entry on ``version`` and return what fails (a finding, or a crash's last path)."""
     assert entry.gradcheck is not None
-    command, env = open_target(None, Release(version), settings, progress)
     spec = dict(entry.gradcheck)
     case = Case(entry.id, entry.id, "corpus", str(spec["fn"]), tuple(spec["inputs"]))
     dtype = (spec.get("dtypes") or ["float32"])[0]
-    (result,) = Executor(command, env, jobs=1, timeout=entry.timeout).run([Task(case, dtype, spec)])
+    with open_target(None, Release(version), settings, progress) as (command, env):
+        executor = Executor(command, env, jobs=1, timeout=entry.timeout)
+        (result,) = executor.run([Task(case, dtype, spec)])
     if result.status in (Status.WRONG, Status.CRASH) and result.findings:
         return result.findings[0]
     raise ReleaseError(

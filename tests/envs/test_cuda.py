@@ -69,7 +69,8 @@ def test_only_releases_with_a_cuda13_build_are_listed(fake_wheels: Path) -> None
 
 def test_a_cuda13_environment_reports_its_gpu(fake_wheels: Path, gpu: None) -> None:
     settings = Settings.from_options(find_links=fake_wheels, no_index=True, backend="cuda13")
-    _, env = open_release(Version("1.3.0"), settings)
+    with open_release(Version("1.3.0"), settings) as (_, env):
+        pass
     assert (env.backend, env.device, env.device_name) == ("cuda", "Device(gpu, 0)", "Fake GPU")
     assert env.device_memory == 8 << 30 and env.hardware.startswith("Fake GPU, 8 GiB")
 

@@ -144,16 +144,17 @@ def test_prune_removes_only_our_broken_environments(wheels: Path) -> None:
         venvs.envs_root() / "mlx-9.9.9-cpu-py3.11-0000000000"
     )  # our naming, but not our marker
     (foreign / "venv").mkdir(parents=True)
-    removed = inventory.prune()
+    removed = inventory.prune().removed
     assert [e.version for e in removed] == ["1.5.0"]
     assert foreign.is_dir()
     ours, others = inventory.scan()
     assert [e.state for e in ours] == [inventory.State.READY] and others == [foreign]
     with venvs.using(spec(wheels)):
-        assert inventory.prune(everything=True) == []  # in use: left alone
+        left = inventory.prune(everything=True)
+        assert left.removed == [] and [e.version for e in left.in_use] == ["1.1.0"]
         assert [e.state for e in inventory.scan()[0]] == [inventory.State.IN_USE]
-    assert [e.version for e in inventory.prune(everything=True, dry_run=True)] == ["1.1.0"]
-    assert [e.version for e in inventory.prune(everything=True)] == ["1.1.0"]
+    assert [e.version for e in inventory.prune(everything=True, dry_run=True).removed] == ["1.1.0"]
+    assert [e.version for e in inventory.prune(everything=True).removed] == ["1.1.0"]
     assert inventory.scan() == ([], [foreign])
 
 

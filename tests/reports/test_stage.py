@@ -6,6 +6,7 @@ import signal
 import sys
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 
 import pytest
@@ -24,8 +25,8 @@ from tests.builders import result
 from tests.conftest import environment
 
 
-def target() -> tuple[ChildCommand, Environment]:
-    return ChildCommand(sys.executable), environment()
+def target() -> AbstractContextManager[tuple[ChildCommand, Environment]]:
+    return nullcontext((ChildCommand(sys.executable), environment()))
 
 
 def producing(
@@ -140,7 +141,7 @@ def test_the_outputs_are_checked_before_the_target_is_opened(tmp_path: Path) -> 
     corpus.write_text("[]\n", encoding="utf-8")
     opened: list[bool] = []
 
-    def opening() -> tuple[ChildCommand, Environment]:
+    def opening() -> AbstractContextManager[tuple[ChildCommand, Environment]]:
         opened.append(True)
         return target()
 
