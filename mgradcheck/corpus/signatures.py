@@ -6,9 +6,9 @@ API that changed, a broken compiler, a control check that fails) must read as
 unexpected. So an entry whose outcomes hold a failure (``fail``, ``error`` or
 ``crash``) needs a ``match``, and the rule for it is testable: it must match
 none of the texts below, which a child's evidence holds whatever went wrong,
-nor the empty text, nor the crash texts of two different signals (a crash
-signature may name its signal, SIGSEGV, and should name its site too when
-faulthandler prints one).
+nor the empty text, nor the crash texts of every fatal signal (a crash
+signature names its signals: SIGSEGV, or SIGSEGV and SIGABRT for a heap
+corrupted one run and caught by malloc's checks the next).
 """
 
 from __future__ import annotations
@@ -51,8 +51,14 @@ def _crash(signal: str, fatal: str) -> str:
     )
 
 
-# Two signals, to tell a match that names its signal from one that takes any.
-CRASHES = (_crash("SIGSEGV", "Segmentation fault"), _crash("SIGABRT", "Aborted"))
+# A match that takes all of these names no signal: it takes any crash.
+CRASHES = (
+    _crash("SIGSEGV", "Segmentation fault"),
+    _crash("SIGABRT", "Aborted"),
+    _crash("SIGBUS", "Bus error"),
+    _crash("SIGILL", "Illegal instruction"),
+    _crash("SIGFPE", "Floating-point exception"),
+)
 
 
 def too_broad(match: str | None, outcomes: tuple[Outcome, ...]) -> str | None:
@@ -69,5 +75,7 @@ def too_broad(match: str | None, outcomes: tuple[Outcome, ...]) -> str | None:
         first = generic.strip().splitlines()[0]
         return f"{match!r} matches what any failure shows ({first!r}): name this bug's own error text or check"
     if all(pattern.search(text) for text in CRASHES):
-        return f"{match!r} matches a crash by any signal: name the signal (SIGSEGV) and, where faulthandler shows it, the site"
+        return (
+            f"{match!r} matches a crash by any signal: name the signals the bug dies of (SIGSEGV)"
+        )
     return None

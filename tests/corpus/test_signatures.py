@@ -29,7 +29,7 @@ bug:
 
 @pytest.mark.parametrize(
     "match",
-    [".", ".*", "x?", "SIG", "killed by SIG", "killed by", "SIGSEGV|SIGABRT", "Error",
+    [".", ".*", "x?", "SIG", "killed by SIG", "killed by", "SIG[A-Z]+", "Error",
      "Traceback", "AssertionError", "CheckFailed", "assert_close", "observed", "compiled",
      "RuntimeError", "Fatal Python error", "raised|Exception", "without a result"],
 )  # fmt: skip
@@ -39,7 +39,7 @@ def test_a_match_any_failure_fits_is_too_broad(match: str) -> None:
 
 @pytest.mark.parametrize(
     "match",
-    ["jvp of mx\\.arctan2", "killed by SIGSEGV", "SIGSEGV[\\s\\S]*in replay", "Segmentation fault",
+    ["jvp of mx\\.arctan2", "killed by SIGSEGV", "killed by SIG(SEGV|ABRT)", "SIGSEGV[\\s\\S]*in replay", "Segmentation fault",
      "RuntimeError: \\[compile\\] Failed to compile", "GatherMM cannot infer output shapes",
      "raised IndexError"],
 )  # fmt: skip
@@ -59,7 +59,7 @@ def test_the_generic_texts_hold_what_a_child_writes() -> None:
     text = "\n".join(GENERIC)
     for fragment in ("in _run_code", "raise CheckFailed", "in <module>", "ValueError: "):
         assert fragment in text
-    assert [c.splitlines()[0] for c in CRASHES] == ["killed by SIGSEGV", "killed by SIGABRT"]
+    assert [c.splitlines()[0] for c in CRASHES][:2] == ["killed by SIGSEGV", "killed by SIGABRT"]
 
 
 def entry(folder: Path, name: str, outcome: str, match: str | None) -> None:
@@ -70,7 +70,7 @@ def entry(folder: Path, name: str, outcome: str, match: str | None) -> None:
 def test_validate_warns_with_file_line_and_field_and_still_passes(tmp_path: Path) -> None:
     entry(tmp_path, "any-signal", "[crash, fail]", "killed by SIG|jvp of f")
     entry(tmp_path, "no-match", "crash", None)
-    entry(tmp_path, "named", "[fail, crash]", "jvp of f|killed by SIGSEGV")
+    entry(tmp_path, "named", "[fail, crash]", "jvp of f|killed by SIG(SEGV|ABRT)")
     entry(tmp_path, "timeout-only", "timeout", None)
     entry(tmp_path, "word", "fail", "Error")
     done = subprocess.run(
