@@ -128,14 +128,14 @@ def _bug(c: Checker, warnings: list[SourceError] | None) -> Bug:
             c.error(("bug", "match"), f"invalid regex: {exc}")
             match = None
         else:
-            why = danger(match)
+            why = danger(match) if warnings is not None else None
             worries.append(
                 why
                 and f"may take exponential time to search: {why}; its searches are cut off after 1 s"
             )
-            worries.append(too_broad(match, outcomes))
-    elif "match" not in data:
-        worries.append(too_broad(None, outcomes))
+    # An invalid match has its error already; a missing one is too broad.
+    if warnings is not None and (match is not None or "match" not in data):
+        worries.append(too_broad(match, outcomes))
     if warnings is not None:
         line = c.doc.line(("bug", "match"))
         warnings += [SourceError(c.doc.path, line, "bug.match", why) for why in worries if why]
