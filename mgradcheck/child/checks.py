@@ -86,10 +86,15 @@ def assert_close(
 ) -> None:
     """Fail unless ``observed`` matches ``expected`` elementwise within tolerance.
 
-    Shapes must broadcast to the same result; NaN only matches NaN.
+    Shapes must be equal; NaN only matches NaN, and an infinity only the same
+    infinity. Complex values compare both parts, with the tolerance on the
+    modulus of their difference.
     """
-    obs = to_numpy(observed).astype(np.float64)
-    exp = to_numpy(expected).astype(np.float64)
+    obs, exp = to_numpy(observed), to_numpy(expected)
+    # Casting a complex value to float64 would drop its imaginary part, and the
+    # conjugation bugs that live there with it.
+    wide = np.complex128 if np.iscomplexobj(obs) or np.iscomplexobj(exp) else np.float64
+    obs, exp = obs.astype(wide), exp.astype(wide)
     if obs.shape != exp.shape:
         raise CheckFailed(f"{what}: shape {obs.shape} observed, {exp.shape} expected")
     ok = np.isclose(obs, exp, rtol=rtol, atol=atol, equal_nan=True)

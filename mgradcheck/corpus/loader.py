@@ -35,6 +35,7 @@ from mgradcheck.corpus.fields import Checker, Key
 from mgradcheck.corpus.files import corpus_names
 from mgradcheck.corpus.gradcheck_block import check_gradcheck
 from mgradcheck.corpus.patterns import danger
+from mgradcheck.corpus.signatures import too_broad
 from mgradcheck.errors import CorpusError
 from mgradcheck.outcomes import Outcome
 from mgradcheck.upstream import is_commit
@@ -119,6 +120,7 @@ def _bug(c: Checker, warnings: list[SourceError] | None) -> Bug:
     )
     outcomes = tuple(Outcome.from_label(label) for label in labels) or (Outcome.FAIL,)
     match = c.text(("bug", "match"), data.get("match"), optional=True)
+    worries: list[str | None] = []
     if match is not None:
         try:
             re.compile(match)
@@ -127,16 +129,16 @@ def _bug(c: Checker, warnings: list[SourceError] | None) -> Bug:
             match = None
         else:
             why = danger(match) if warnings is not None else None
-            if why is not None and warnings is not None:
-                line = c.doc.line(("bug", "match"))
-                warnings.append(
-                    SourceError(
-                        c.doc.path,
-                        line,
-                        "bug.match",
-                        f"may take exponential time to search: {why}; its searches are cut off after 1 s",
-                    )
-                )
+            worries.append(
+                why
+                and f"may take exponential time to search: {why}; its searches are cut off after 1 s"
+            )
+    # An invalid match has its error already; a missing one is too broad.
+    if warnings is not None and (match is not None or "match" not in data):
+        worries.append(too_broad(match, outcomes))
+    if warnings is not None:
+        line = c.doc.line(("bug", "match"))
+        warnings += [SourceError(c.doc.path, line, "bug.match", why) for why in worries if why]
     affects = c.strings(("bug", "affects"), data.get("affects", list(BACKENDS)), BACKENDS)
     reported = c.strings(("bug", "reported_on"), data.get("reported_on", []), BACKENDS)
     fixed = c.per_backend(("bug", "fixed_in"), data.get("fixed_in"))
