@@ -9,10 +9,11 @@ from __future__ import annotations
 FLOATS = ("float16", "bfloat16", "float32", "float64")
 INTEGERS = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
 # Every check, in the order a point runs them. The first six are a block's default;
-# the transform checks after them are asked for by name (the sweep asks for all).
+# the transform checks after them are asked for by name (the sweep asks for all);
+# "integers" differentiates by the integer and bool arguments, which no other check traces.
 CHECKS = (
     "jvp", "vjp", "subsets", "dtype", "compile", "hessian",
-    "vmap", "views", "specials", "shapeless", "checkpoint", "custom",
+    "vmap", "views", "specials", "shapeless", "checkpoint", "custom", "integers",
 )  # fmt: skip
 DEFAULT_CHECKS = CHECKS[:6]
 FIRST_ORDER = CHECKS[:4]
