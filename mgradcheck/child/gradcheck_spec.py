@@ -38,3 +38,11 @@ UNSUPPORTED = (  # compiled by re where searched: by the sweep and its children,
     r"|incompatible function arguments|unexpected keyword argument"  # nor its signature
     r"|invalid padding mode"  # nor this mode of mx.pad
 )
+# An operation declining the dtype it was given names a dtype or its kind: "[erf] Not
+# supported for complex64", "[linalg::inv] Arrays must have type float32 or float64",
+# "[matmul] Only inexact types are supported". Where the primal raises so, the dtype is
+# refused, not a bug found.
+DTYPE_REFUSAL = (
+    r"(?i)\b(bool|u?int(8|16|32|64)|float(16|32|64)|bfloat16|complex64)\b"
+    r"|\binexact\b|\bcomplex type|\bintegers?\b|\bfloating"
+)

@@ -20,10 +20,11 @@ import numpy as np
 
 from mgradcheck.child.gradcheck.numerics import fmt
 from mgradcheck.child.gradcheck.point import Point
-from mgradcheck.child.gradcheck_spec import FLOATS, UNSUPPORTED
+from mgradcheck.child.gradcheck_spec import DTYPE_REFUSAL, FLOATS, UNSUPPORTED
 
-# What a refusal to differentiate by an integer or bool says about it.
-REFUSAL = r"(?i)integer|\bint\d*\b|\bbool|floating|inexact|differentiab"
+# What a refusal to differentiate by an integer or bool says: the dtype, or that it is not
+# differentiable.
+REFUSAL = DTYPE_REFUSAL + r"|differentiab"
 
 
 def check(point: Point, outs: Sequence[Any]) -> bool:

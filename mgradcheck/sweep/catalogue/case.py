@@ -35,6 +35,9 @@ class Case:
     dtypes: tuple[str, ...] | None = None  # None: every dtype swept
     skip: tuple[str, ...] = ()  # checks that do not apply (a shape written into fn: no shapeless)
     notes: str = field(default="", compare=False)
+    # A call drawn by the generator (sweep.explore) at its one dtype: it runs at that dtype,
+    # which was drawn from the sweep's, whatever they are.
+    drawn: bool = False
 
     @property
     def checks(self) -> tuple[str, ...]:
