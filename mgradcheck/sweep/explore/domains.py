@@ -228,14 +228,15 @@ def _cross(rng: random.Random) -> Drawn:
 
 def _vecdot(rng: random.Random) -> Drawn:
     k = rng.choice((1, 3))
-    return {"a": rng.choice(((k,), (2, k))), "b": rng.choice(((k,), (2, k), (1, k))), "axis": "-1"}
+    a: Shape = rng.choice(((k,), (2, k)))
+    return {"a": a, "b": rng.choice((a, (1, k))) if len(a) > 1 else a, "axis": "-1"}
 
 
 def _tensordot(rng: random.Random) -> Drawn:
-    return rng.choice(
-        ({"a": (2, 3), "b": (3, 4), "axes": "1"}, {"a": (2, 3, 4), "b": (3, 4, 2), "axes": "2"},
-         {"a": (2, 3), "b": (4,), "axes": "0"}, {"a": (2, 3, 4), "b": (4, 2, 3), "axes": "([0, 2], [1, 0])"})
+    options: tuple[Drawn, ...] = ({"a": (2, 3), "b": (3, 4), "axes": "1"}, {"a": (2, 3, 4), "b": (3, 4, 2), "axes": "2"},
+         {"a": (2, 3), "b": (4,), "axes": "0"}, {"a": (2, 3, 4), "b": (4, 2, 3), "axes": "([0, 2], [1, 0])"},
     )  # fmt: skip
+    return dict(rng.choice(options))
 
 
 def _put_along_axis(rng: random.Random) -> Drawn:
@@ -275,7 +276,7 @@ DOMAINS: dict[str, Domain] = {
     "mx.transpose": Domain(_pick("a", ((2, 3, 4),), axes=("None", "(2, 0, 1)", "[1, 0, 2]", "(-1, 0, 1)"))),
     "mx.swapaxes": Domain(_pick("a", ((2, 3, 4),), axis1=("0", "-1", "1"), axis2=("2", "0", "-2"))),
     "mx.moveaxis": Domain(_pick("a", ((2, 3, 4),), source=("0", "-1", "1"), destination=("2", "0", "-2"))),
-    "mx.expand_dims": Domain(_pick("a", ((2, 3), (3,), ()), axis=("0", "-1", "(0, 2)", "[0]"))),
+    "mx.expand_dims": Domain(_pick("a", ((2, 3), (3,), ()), axis=("0", "-1", "(0, 1)", "[0]"))),
     "mx.squeeze": Domain(_pick("a", ((2, 1, 3), (1, 1)), axis=("None", "1", "-2"))),
     "mx.broadcast_to": Domain(_pick("a", ((1, 3),), shape=("(2, 3)", "(4, 2, 3)", "[1, 3]"))),
     "mx.tile": Domain(_pick("a", ((2, 3), (3,)), reps=("2", "(1, 2)", "(2, 1, 2)"))),

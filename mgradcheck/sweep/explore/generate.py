@@ -24,6 +24,7 @@ import ast
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from mgradcheck.sweep.catalogue import Case
 from mgradcheck.sweep.catalogue.excluded import EXCLUDED
@@ -46,6 +47,7 @@ from mgradcheck.sweep.explore.signatures import (
     Param,
     describe,
 )
+from mgradcheck.wording import count
 
 FAMILY = {FLOAT: "generated", COMPLEX: "generated-complex", INTEGER: "generated-integer"}
 EXTRA_FLOATS = ("float64",)  # the CPU has it; the catalogue does not sweep it
@@ -77,6 +79,17 @@ class Exploration:
     cases: list[Case]
     described: int  # operations whose signature parsed
     skipped: dict[str, str] = field(default_factory=dict)  # operation -> why none is drawn
+
+    def to_json(self) -> dict[str, Any]:
+        return {"calls": len(self.cases), "described": self.described, "skipped": self.skipped}
+
+    def summary_line(self) -> str:
+        ops = len({c.op for c in self.cases})
+        return (
+            f"drew {count(len(self.cases), 'call')} of {count(ops, 'operation')} from "
+            f"{count(self.described, 'signature')} of the target MLX; "
+            f"{count(len(self.skipped), 'operation')} not drawn (their reasons: --json)"
+        )
 
 
 def explore(
@@ -191,18 +204,18 @@ def draw(
         if p.name not in drawn:
             positional &= p.kind not in (POSITIONAL, EITHER)
             continue
-        value = drawn[p.name]
+        arg = drawn[p.name]
         rng_range = domain.ranges.get(p.name) or known.get(p.name, DEFAULT_RANGE)
-        if isinstance(value, list):
+        if isinstance(arg, list):
             items = [
                 _operand(f"{p.name}{j}", s, kind, dtype, rng_range, inputs, domain)
-                for j, s in enumerate(value)
+                for j, s in enumerate(arg)
             ]
             source = ", ".join(items) if p.kind == VAR else f"[{', '.join(items)}]"
-        elif isinstance(value, (tuple, Index)):
-            source = _operand(p.name, value, kind, dtype, rng_range, inputs, domain)
+        elif isinstance(arg, (tuple, Index)):
+            source = _operand(p.name, arg, kind, dtype, rng_range, inputs, domain)
         else:
-            source = value
+            source = arg
         if p.kind == VAR or (positional and p.kind in (POSITIONAL, EITHER)):
             args.append(source)
         elif p.kind == POSITIONAL:
