@@ -169,3 +169,21 @@ def test_sweep_lists_the_calls_it_draws_from_the_target() -> None:
     assert "drew 6 calls of 6 operations from" in done.stderr
     lines = done.stdout.strip().splitlines()
     assert len(lines) == 7 and all(line.startswith("gen4-") for line in lines[:6])
+
+
+def test_a_float64_call_is_judged_at_the_accuracy_of_mlxs_float64_kernels() -> None:
+    """MLX's float64 cos, sin and exp on the CPU are accurate to float32 only, and its FFTs
+    compute in complex64: their correct derivatives, checked in real children, pass."""
+    pytest.importorskip("mlx.core")
+    cases = [
+        Case(f"f64-{i}", "f64", "generated", fn, ({"shape": [2, 3]},), dtypes=("float64",), drawn=True)
+        for i, fn in enumerate((
+            "lambda a: mx.cos(a)", "lambda a: mx.exp(a)", "lambda a: mx.sin(a)",
+            "lambda a: mx.fft.irfft2(a, axes=None, norm='ortho')",
+        ))
+    ]  # fmt: skip
+    tasks = [Task.of(c, "float64", checks=["jvp", "vjp"]) for c in cases]
+    results = Executor(ChildCommand(sys.executable), environment(), jobs=2).run(
+        tasks, time.monotonic() + 300
+    )
+    assert [r.status for r in results] == [Status.PASS] * 4, [r.findings[:1] for r in results]
