@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from mgradcheck.run.child_process import ChildCommand
-from mgradcheck.sweep.case_runs import Executor, Status, Task
+from mgradcheck.sweep.case_runs import CaseResult, Executor, Status, Task
 from mgradcheck.sweep.catalogue import Case, catalogue
 from mgradcheck.sweep.explore.generate import draw, example_ranges, explore
 from mgradcheck.sweep.explore.signatures import (
@@ -24,6 +24,8 @@ from mgradcheck.sweep.explore.signatures import (
     parse,
     target_signatures,
 )
+from mgradcheck.sweep.findings import group
+from mgradcheck.sweep.known import causes
 from mgradcheck.sweep.pipeline import SweepOptions, plan
 from tests.conftest import environment
 
@@ -187,3 +189,25 @@ def test_a_float64_call_is_judged_at_the_accuracy_of_mlxs_float64_kernels() -> N
         tasks, time.monotonic() + 300
     )
     assert [r.status for r in results] == [Status.PASS] * 4, [r.findings[:1] for r in results]
+
+
+def test_non_zero_derivatives_by_integer_arguments_are_one_cause() -> None:
+    """One mechanism (an integer input differentiated as a float, its derivative cast back) is
+    one cause, whichever operations show it; a wrong shape stays its operation's own."""
+
+    def result(op: str, kind: str) -> CaseResult:
+        case = _integral(op, f"lambda a: mx.{op}(a)", {"shape": [2], "dtype": "int32"})
+        found = {"kind": kind, "check": "integers", "paths": "vjp by a (int32)", "traced": ["a"],
+                 "dtype": "float32", "point": 0, "detail": "observed [1.]", "inputs": "a=[1]"}  # fmt: skip
+        return CaseResult(Task.of(case, "float32"), Status.WRONG, findings=[found])
+
+    shown = [
+        result("sin", "wrong-value"),
+        result("abs", "wrong-value"),
+        result("sum", "wrong-shape"),
+    ]
+    found = causes(group(shown), shown, [], "0.32.4", "cpu")
+    assert [(c.key, c.ops) for c in found] == [
+        ("integers: a derivative by an integer or bool argument is not zero", ["sin", "abs"]),
+        ("sum: wrong-shape (integers)", ["sum"]),
+    ]
