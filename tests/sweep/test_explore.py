@@ -211,3 +211,26 @@ def test_non_zero_derivatives_by_integer_arguments_are_one_cause() -> None:
         ("integers: a derivative by an integer or bool argument is not zero", ["sin", "abs"]),
         ("sum: wrong-shape (integers)", ["sum"]),
     ]
+
+
+PARTS = "lambda a_re, a_im: (lambda z: (mx.real(z), mx.imag(z)))(mx.{op}(a_re + 1j * a_im))"
+
+
+def test_a_complex_call_is_judged_at_complex64s_precision() -> None:
+    """MLX has no complex128: a call through complex64 is only as precise as float32, even
+    with float64 parts, and its oracle is judged so. In real children, the correct vjps of
+    arcsinh, cosh and arcsin at points a sweep drew pass; cumprod's, which is wrong for
+    complex inputs on 0.32.4, is still found."""
+    pytest.importorskip("mlx.core")
+    part = {"shape": [1], "range": [-2.0, 2.0]}
+    cases = [Case(op, op, "generated-complex", PARTS.format(op=op), (part, part), drawn=True,
+                  dtypes=("float32",)) for op in ("arcsinh", "cosh", "arcsin")]  # fmt: skip
+    cumprod = Case("cumprod", "cumprod", "generated-complex", PARTS.format(op="cumprod"),
+                   ({"shape": [3]}, {"shape": [3]}), dtypes=("float32",), drawn=True)  # fmt: skip
+    tasks = [Task.of(c, "float32", checks=["jvp", "vjp", "subsets"]) for c in [*cases, cumprod]]
+    results = Executor(ChildCommand(sys.executable), environment(), jobs=2).run(
+        tasks, time.monotonic() + 300
+    )
+    assert [r.status for r in results[:3]] == [Status.PASS] * 3, [r.findings[:1] for r in results]
+    assert results[3].status is Status.WRONG
+    assert {f["check"] for f in results[3].findings} == {"vjp"}
