@@ -9,10 +9,11 @@ from __future__ import annotations
 FLOATS = ("float16", "bfloat16", "float32", "float64")
 INTEGERS = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
 # Every check, in the order a point runs them. The first six are a block's default;
-# the transform checks after them are asked for by name (the sweep asks for all).
+# the transform checks after them are asked for by name (the sweep asks for all);
+# "integers" differentiates by the integer and bool arguments, which no other check traces.
 CHECKS = (
     "jvp", "vjp", "subsets", "dtype", "compile", "hessian",
-    "vmap", "views", "specials", "shapeless", "checkpoint", "custom",
+    "vmap", "views", "specials", "shapeless", "checkpoint", "custom", "integers",
 )  # fmt: skip
 DEFAULT_CHECKS = CHECKS[:6]
 FIRST_ORDER = CHECKS[:4]
@@ -36,4 +37,12 @@ UNSUPPORTED = (  # compiled by re where searched: by the sweep and its children,
     r"|module 'mlx[\w.]*' has no attribute"  # an operation this release lacks
     r"|incompatible function arguments|unexpected keyword argument"  # nor its signature
     r"|invalid padding mode"  # nor this mode of mx.pad
+)
+# An operation declining the dtype it was given names a dtype or its kind: "[erf] Not
+# supported for complex64", "[linalg::inv] Arrays must have type float32 or float64",
+# "[matmul] Only inexact types are supported". Where the primal raises so, the dtype is
+# refused, not a bug found.
+DTYPE_REFUSAL = (
+    r"(?i)\b(bool|u?int(8|16|32|64)|float(16|32|64)|bfloat16|complex64)\b"
+    r"|\binexact\b|\bcomplex type|\bintegers?\b|\bfloating"
 )

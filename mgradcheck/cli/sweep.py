@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -92,6 +93,16 @@ def _checks(ctx: click.Context, param: click.Parameter, value: Sequence[str]) ->
 @click.option(
     "--seed", type=click.IntRange(0), default=0, show_default=True, help="Seed of every draw."
 )
+@click.option(
+    "--explore",
+    type=click.IntRange(0),
+    default=0,
+    show_default=True,
+    metavar="N",
+    help="Also run N calls drawn (by --seed) from the target MLX's own signatures and a table of "
+    "domains, in every dtype kind (float64, complex64, integers, bool), after the catalogue's "
+    "cases and within the budget.",
+)
 @click.option("--transform-dtypes", "--compile-dtypes", "transform_dtypes", default="float32",
               show_default=True, metavar="D[,D...]",
               help="Dtypes whose cases also run the transform checks (compile, vmap, views, specials, "
@@ -132,6 +143,7 @@ def sweep(
     jobs: int,
     points: int,
     seed: int,
+    explore: int,
     transform_dtypes: str,
     skip: tuple[str, ...],
     no_shrink: bool,
@@ -160,37 +172,52 @@ def sweep(
     options = SweepOptions(
         patterns=patterns, dtypes=dtypes, budget=budget, jobs=jobs, points=points, seed=seed,
         transform_dtypes=tuple(d for d in transform_dtypes.split(",") if d and d != "none"),
-        skip=skip, shrink=not no_shrink, emit=emit_dir,
+        skip=skip, shrink=not no_shrink, emit=emit_dir, explore=explore,
     )  # fmt: skip
-    cases, tasks = plan(options)
-    if not cases:
-        raise UsageError(
-            f"no catalogue case matches {', '.join(patterns)}; see 'mgradcheck sweep --list'"
-        )
-    part = take(
-        shard,
-        durations_path,
-        lambda: (shards.units(tasks), shards.items(tasks), shards.identity(tasks)),
-    )
-    if part is not None:
-        if coverage:
-            raise UsageError("--coverage covers the whole catalogue: run it without --shard")
-        cases = [c for c in cases if c.op in part.units]
-        tasks = [t for t in tasks if t.case.op in part.units]
-    if list_only:
-        for case in cases:
-            click.echo(f"{case.id:<28} {case.op:<18} {case.family:<13} {case.fn}")
-        click.echo(
-            f"{count(len(cases), 'case')}, {count(len(tasks), 'run')} over {', '.join(dtypes)}"
-        )
-        return
-    check_writable_paths(json_path)
-    if emit_dir is not None:
-        check_directory(emit_dir)
     progress = choose(quiet)
-    with open_target(python, mlx_version, settings, progress) as (command, env):
+    # The target is held (its environment locked against a prune) from the first use to the end.
+    with contextlib.ExitStack() as held:
+        target, explored, pool = None, None, None
+        if explore:  # the calls are drawn from the target's signatures: it is opened first
+            from mgradcheck.sweep.catalogue import catalogue
+            from mgradcheck.sweep.pipeline import explored as draw_calls
+
+            target = held.enter_context(open_target(python, mlx_version, settings, progress))
+            explored = draw_calls(*target, options)
+            pool = [*catalogue(), *explored.cases]
+            say(explored.summary_line())
+        cases, tasks = plan(options, pool)
+        if not cases:
+            raise UsageError(
+                f"no catalogue case matches {', '.join(patterns)}; see 'mgradcheck sweep --list'"
+            )
+        part = take(
+            shard,
+            durations_path,
+            lambda: (shards.units(tasks), shards.items(tasks), shards.identity(tasks)),
+        )
+        if part is not None:
+            if coverage:
+                raise UsageError("--coverage covers the whole catalogue: run it without --shard")
+            cases = [c for c in cases if c.op in part.units]
+            tasks = [t for t in tasks if t.case.op in part.units]
+        if list_only:
+            for case in cases:
+                click.echo(f"{case.id:<28} {case.op:<18} {case.family:<13} {case.fn}")
+            click.echo(
+                f"{count(len(cases), 'case')}, {count(len(tasks), 'run')} over {', '.join(dtypes)}"
+            )
+            return
+        check_writable_paths(json_path)
+        if emit_dir is not None:
+            check_directory(emit_dir)
+        command, env = target or held.enter_context(
+            open_target(python, mlx_version, settings, progress)
+        )
         note_kernel_build(command, env, bool(options.transform_dtypes))
-        report = run_sweep(command, env, options, progress, cases=cases, coverage=coverage)
+        report = run_sweep(
+            command, env, options, progress, cases=cases, coverage=coverage, explored=explored
+        )
     report.meta = part.meta if part is not None else {}
     if json_path is not None:
         sweep_report.write_json(report, json_path)

@@ -9,39 +9,24 @@ with MLX's message), or *not covered* (no case ran that check on it).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from mgradcheck.child.gradcheck_spec import CHECKS
-from mgradcheck.errors import HarnessError
 from mgradcheck.run.child_process import ChildCommand
-from mgradcheck.run.display import Silent
 from mgradcheck.run.observation import Environment
-from mgradcheck.run.runner import Job, JobRun, Runner, RunOptions
 from mgradcheck.sweep.case_runs import CaseResult, Status
 from mgradcheck.sweep.catalogue import Case
 from mgradcheck.sweep.catalogue.excluded import EXCLUDED, Coverage, account, public
+from mgradcheck.sweep.explore.signatures import ask_target
 
 CHECKED, FINDING, UNSUPPORTED, NOT_COVERED = "checked", "finding", "unsupported", "not covered"
 
 
 def public_names(command: ChildCommand, env: Environment) -> list[str]:
     """The target MLX's public callables, qualified (``mx.sin``, ``linalg.inv``)."""
-    code = (
-        "from mgradcheck.child.gradcheck.entry_points import write_public_callables\n"
-        "write_public_callables(__mgradcheck_log__)\n"  # a file with no name, read back here
-    )
-    jobs = iter([Job("sweep-public-callables", code, 120.0)])
-    ended: list[JobRun] = []
-    Runner(command, env, RunOptions(), Silent()).run_jobs(lambda: next(jobs, None), ended.append)
-    try:
-        names = json.loads(ended[0].log)
-    except (IndexError, ValueError):
-        reason = ended[0].run.reason if ended else "not run"
-        raise HarnessError(f"could not list the target MLX's operations ({reason})") from None
-    return public(names)
+    return public(ask_target(command, env, "public_callables", "operations"))
 
 
 @dataclass

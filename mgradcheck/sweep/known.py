@@ -95,6 +95,10 @@ def cause_of(group: Group, shown: CaseResult) -> str:
     if group.check == "specials" and "special" in repro:  # one constant or input, many ops
         how = "captured" if repro.get("constant") else "as an input"
         return f"specials: compiled differs from eager with {repro['special']} {how}"
+    if group.check == "integers" and group.kind == "wrong-value":
+        # MLX differentiates an integer or bool input as if it were a float, then casts the
+        # derivative to its dtype, in every operation: one cause, not one per operation.
+        return "integers: a derivative by an integer or bool argument is not zero"
     return f"{ALIAS_OF.get(group.op, group.op)}: {group.kind} ({group.check})"
 
 

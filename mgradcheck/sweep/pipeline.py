@@ -28,6 +28,8 @@ from mgradcheck.sweep import emit
 from mgradcheck.sweep.case_runs import BATCH_SIZE, CaseResult, Executor, Status, Task
 from mgradcheck.sweep.catalogue import DTYPES, Case, catalogue, select, tasks
 from mgradcheck.sweep.coverage import Table, public_names, tabulate
+from mgradcheck.sweep.explore.generate import Exploration, explore
+from mgradcheck.sweep.explore.signatures import target_signatures
 from mgradcheck.sweep.findings import Group, group
 from mgradcheck.sweep.shrink import Shrunk, shrink_all
 from mgradcheck.wording import count
@@ -57,6 +59,8 @@ class SweepOptions:
     skip: tuple[str, ...] = ()  # checks not run at all
     shrink: bool = True
     emit: Path | None = None
+    # Calls drawn from the target MLX's signatures (sweep.explore), after the catalogue's cases.
+    explore: int = 0
 
 
 @dataclass
@@ -97,6 +101,8 @@ class SweepReport:
     budget: float = 0.0
     interrupted: Interrupted | None = None  # stopped by SIGINT/SIGTERM: the results are partial
     coverage: Table | None = None  # with --coverage: MLX's operations by transform
+    explored: Exploration | None = None  # with --explore: the calls drawn, the operations skipped
+    drawn: int = 0  # of the cases, how many are drawn calls (the rest are the catalogue's)
     meta: dict[str, Any] = field(default_factory=dict)  # a shard's: see corpus.shard.split
 
     def counts(self) -> Counter[Status]:
@@ -114,7 +120,9 @@ class SweepReport:
         known = {f.cause for f in self.findings if f.known and not f.by_design}
         designed = {f.cause for f in self.findings if f.by_design}
         return (
-            f"{count(self.cases, 'catalogue case')}, {count(len(self.results), 'run')} in "
+            f"{count(self.cases - self.drawn, 'catalogue case')}"
+            + (f" and {count(self.drawn, 'drawn call')}" if self.drawn else "")
+            + f", {count(len(self.results), 'run')} in "
             f"{self.seconds:.0f}s on mlx {self.environment.mlx}: {parts}; "
             f"{count(len(self.findings), 'distinct finding')}"
             + (
@@ -140,6 +148,7 @@ class SweepReport:
             "counts": {s.label: self.counts()[s] for s in Status},
             "findings": [f.to_json() for f in self.findings],
             "coverage": self.coverage.to_json() if self.coverage is not None else None,
+            "explored": self.explored.to_json() if self.explored is not None else None,
             "meta": self.meta,
             "results": [r.to_json() for r in self.results],
         }
@@ -152,12 +161,18 @@ def plan(
     chosen = select(cases if cases is not None else catalogue(), options.patterns)
     planned = []
     for case, dtype in tasks(chosen, options.dtypes):
-        wanted = CHECKS if dtype in options.transform_dtypes else FIRST_ORDER
+        wanted = CHECKS if dtype in options.transform_dtypes else (*FIRST_ORDER, "integers")
         checks = [c for c in wanted if c not in options.skip]
         planned.append(
             Task.of(case, dtype, seed=options.seed, points=options.points, checks=checks)
         )
     return chosen, planned
+
+
+def explored(command: ChildCommand, env: Environment, options: SweepOptions) -> Exploration:
+    """The calls ``options.explore`` asks for, drawn from the target MLX's own signatures."""
+    signatures = target_signatures(command, env)
+    return explore(signatures, options.explore, options.seed, options.dtypes, catalogue())
 
 
 def confirm(
@@ -187,7 +202,9 @@ def sweep(
     progress: Progress | None = None,
     cases: Sequence[Case] | None = None,
     coverage: bool = False,
+    explored: Exploration | None = None,
 ) -> SweepReport:
+    """Run ``cases`` (default: the catalogue's; with ``explored``, its drawn calls among them)."""
     started = time.monotonic()
     chosen, planned = plan(options, cases)
     progress = progress or Silent()
@@ -201,7 +218,8 @@ def sweep(
         results = executor.run(planned, deadline, on_result=_shown(progress, len(planned)))
     finally:
         progress.stop()
-    report = SweepReport(env, len(chosen), results, budget=options.budget)
+    report = SweepReport(env, len(chosen), results, budget=options.budget, explored=explored)
+    report.drawn = sum(c.drawn for c in chosen)
     report.interrupted = executor.interrupted
     if names is not None:
         report.coverage = tabulate(names, chosen, results, catalogue())

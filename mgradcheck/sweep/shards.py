@@ -114,6 +114,8 @@ def merge(
         "counts": {s.label: tally[s.label] for s in Status},
         "findings": findings,
         "coverage": datas[0].get("coverage") if len(datas) == 1 else None,
+        # Every shard drew the same calls (one seed, one release) and ran its share of them.
+        "explored": datas[0].get("explored"),
         "meta": {
             "merged_by": __version__,
             "sources": [

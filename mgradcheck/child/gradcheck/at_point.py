@@ -17,19 +17,26 @@ from collections.abc import Callable
 import mlx.core as mx
 import numpy as np
 
-from mgradcheck.child.gradcheck import first_order, layouts, transforms, vmapped, wrappers
+from mgradcheck.child.gradcheck import (
+    first_order,
+    integers,
+    layouts,
+    transforms,
+    vmapped,
+    wrappers,
+)
 from mgradcheck.child.gradcheck import point as points
 from mgradcheck.child.gradcheck.arrays import dtype_name, outputs, to_mlx, to_numpy
 from mgradcheck.child.gradcheck.numerics import close, rms
 from mgradcheck.child.gradcheck.point import NotChecked, Point, subsets
-from mgradcheck.child.gradcheck_spec import FLOATS, UNSUPPORTED
+from mgradcheck.child.gradcheck_spec import DTYPE_REFUSAL, FLOATS, UNSUPPORTED
 
 
 def check_at(point: Point) -> None:
     """Make every check ``point.run`` asks for at ``point``; raise :class:`NotChecked` when
     the point cannot be checked honestly."""
     run = point.run
-    if not point.traced:
+    if not point.traced and "integers" not in run.checks:
         raise NotChecked("no differentiable argument", retry=False)
     if points.trace is not None:
         values = json.dumps({"dtype": point.dtype, "values": [v.tolist() for v in point.x64]})
@@ -38,10 +45,14 @@ def check_at(point: Point) -> None:
         outs = outputs(run.fn(*point.xs))
         mx.eval(outs)
     except Exception as exc:
-        if re.search(UNSUPPORTED, str(exc)):
+        if re.search(UNSUPPORTED, str(exc)) or re.search(DTYPE_REFUSAL, str(exc)):
             run.result.refuse("primal", f"primal ({point.dtype})", f"{type(exc).__name__}: {exc}")
             raise NotChecked("the primal is not supported", retry=False) from None
         raise
+    if "integers" in run.checks and integers.check(point, outs) and not point.traced:
+        return  # checked: only the integer arguments could be differentiated by
+    if not point.traced:
+        raise NotChecked("no differentiable argument", retry=False)
     point.floats = [k for k, o in enumerate(outs) if dtype_name(o.dtype) in FLOATS]
     if not point.floats:
         raise NotChecked("integer outputs only", retry=False)

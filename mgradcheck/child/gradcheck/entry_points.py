@@ -67,3 +67,45 @@ def write_public_callables(path: str) -> None:
     """The child's entry point for ``sweep --coverage``: :func:`public_callables` as JSON."""
     with open(path, "w", encoding="utf-8") as f:
         json.dump(public_callables(), f)
+
+
+def signatures(fn: Any, name: str) -> list[str]:
+    """``fn``'s signatures as MLX writes them, one per overload: ``sin(a: array, /, ...) -> array``.
+
+    nanobind puts them at the head of the docstring with the defaults written out
+    (its ``__nb_signature__`` holds placeholders such as ``\\0`` for them instead);
+    a function written in Python has an ordinary signature.
+    """
+    import inspect
+
+    lines = (getattr(fn, "__doc__", None) or "").strip().splitlines()
+    found = [line.strip() for line in lines if line.strip().startswith(f"{name}(")]
+    if found:
+        return found
+    for overload in getattr(fn, "__nb_signature__", None) or ():
+        text = str(overload[0])
+        found.append(text[len("def ") :] if text.startswith("def ") else text)
+    if found:
+        return found
+    try:
+        return [f"{name}{inspect.signature(fn)}"]
+    except (TypeError, ValueError):
+        return []
+
+
+def public_signatures() -> dict[str, list[str]]:
+    """:func:`public_callables`, qualified (``mx.sin``, ``linalg.inv``), with their signatures."""
+    import mlx.core as mx
+
+    modules = {"mx": mx, "linalg": mx.linalg, "fft": mx.fft, "fast": mx.fast}
+    return {
+        f"{ns}.{name}": signatures(getattr(modules[ns], name), name)
+        for ns, names in public_callables().items()
+        for name in names
+    }
+
+
+def write_public_signatures(path: str) -> None:
+    """The child's entry point for the sweep's generated calls: :func:`public_signatures` as JSON."""
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(public_signatures(), f)

@@ -310,21 +310,30 @@ class Point:
         )
 
     def reference(self) -> Function64:
-        """The function in float64 on the CPU (float32 where an op lacks float64)."""
+        """The function in float64 on the CPU (float32 where an op lacks float64).
+
+        Its precision is its outputs': a function that goes through complex64 (MLX has no
+        complex128) gives float32 outputs from float64 inputs, and is judged as float32.
+        """
         for ref in ("float64", "float32"):
             dts = [ref if dt in FLOATS else dt for dt in self.dts]
+            narrowed: list[bool] = []
 
-            def f(vals: list[np.ndarray], dts: list[str] = dts) -> list[np.ndarray]:
+            def f(
+                vals: list[np.ndarray], dts: list[str] = dts, narrowed: list[bool] = narrowed
+            ) -> list[np.ndarray]:
                 with mx.stream(mx.cpu):
                     res = outputs(self.run.fn(*[to_mlx(v, dt) for v, dt in zip(vals, dts)]))
                     mx.eval(res)
+                    narrowed.append(any(r.dtype in (mx.float32, mx.complex64) for r in res))
                     return [to_numpy(r) for r in res]
 
             try:
                 f(self.x64)
             except Exception:  # noqa: BLE001 - this op lacks float64: use float32
                 continue
-            self.eps = float(np.finfo(np.float64 if ref == "float64" else np.float32).eps)
+            wide = ref == "float64" and not narrowed[0]
+            self.eps = float(np.finfo(np.float64 if wide else np.float32).eps)
             return f
         raise NotChecked("the function cannot be evaluated in float64 or float32", retry=False)
 

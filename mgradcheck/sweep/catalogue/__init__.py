@@ -51,8 +51,14 @@ def select(cases: Sequence[Case], patterns: Sequence[str] = ()) -> list[Case]:
 
 
 def tasks(cases: Sequence[Case], dtypes: Sequence[str] = DTYPES) -> list[tuple[Case, str]]:
-    """Every (case, dtype) to run: a case limited to some dtypes runs only those."""
-    return [(c, d) for c in cases for d in dtypes if c.dtypes is None or d in c.dtypes]
+    """Every (case, dtype) to run: a case limited to some dtypes runs only those, a drawn
+    call at its own."""
+    return [
+        (c, d)
+        for c in cases
+        for d in (c.dtypes or () if c.drawn else dtypes)
+        if c.dtypes is None or d in c.dtypes
+    ]
 
 
 __all__ = ["DTYPES", "Case", "arr", "calls", "catalogue", "select", "tasks"]

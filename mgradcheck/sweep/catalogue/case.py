@@ -20,6 +20,9 @@ Input = dict[str, Any]
 # Where special-value constants can be written into a fused kernel's source: the
 # families that get the specials check (elsewhere mx.compile runs the same kernels as eager).
 ELEMENTWISE = ("unary", "binary", "alias", "where", "power", "bitwise", "complex", "cast")
+# The families whose integer and bool inputs are differentiated by (the "integers" check):
+# elsewhere they are indices and masks, never traced.
+INTEGRAL = ("generated-integer",)
 
 
 @dataclass(frozen=True)
@@ -32,10 +35,14 @@ class Case:
     dtypes: tuple[str, ...] | None = None  # None: every dtype swept
     skip: tuple[str, ...] = ()  # checks that do not apply (a shape written into fn: no shapeless)
     notes: str = field(default="", compare=False)
+    # A call drawn by the generator (sweep.explore) at its one dtype: it runs at that dtype,
+    # which was drawn from the sweep's, whatever they are.
+    drawn: bool = False
 
     @property
     def checks(self) -> tuple[str, ...]:
         skip = set(self.skip) | ({"specials"} if self.family not in ELEMENTWISE else set())
+        skip |= {"integers"} if self.family not in INTEGRAL else set()
         return tuple(c for c in CHECKS if c not in skip)
 
     @property
