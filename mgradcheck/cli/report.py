@@ -1,7 +1,9 @@
-"""Commands over reports: ``mgradcheck report merge``, ``report upstream`` and ``mgradcheck badge``."""
+"""Commands over reports: ``mgradcheck report merge``, ``report compare``, ``report upstream`` and
+``mgradcheck badge``."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -12,7 +14,7 @@ from mgradcheck.cli.common import handle_errors, say
 from mgradcheck.cli.options import CORPUS_OPTION, json_option, report_options
 from mgradcheck.cli.release_options import release_options
 from mgradcheck.errors import UsageError
-from mgradcheck.exitcodes import describe
+from mgradcheck.exitcodes import ExitCode, describe
 from mgradcheck.wording import count
 
 if TYPE_CHECKING:
@@ -43,9 +45,10 @@ def _read(files: Sequence[Path], allow_missing: bool = True) -> Report:
     return merged
 
 
-@click.group(short_help="Merge the report files of many jobs, or write a bug up for MLX.")
+@click.group(short_help="Merge or compare the report files of runs, or write a bug up for MLX.")
 def report() -> None:
-    """Work with reports: merge the JSON reports of runs, or write a bug up for MLX's issue tracker."""
+    """Work with reports: merge the JSON reports of runs, compare two of them, or write a bug up
+    for MLX's issue tracker or its test suite."""
 
 
 @report.command(
@@ -126,6 +129,50 @@ def durations_command(files: Sequence[Path], output: Path) -> None:
     from mgradcheck.cli import merging
 
     merging.write_durations(merging.durations(files), output, files)
+
+
+@report.command(
+    name="compare",
+    short_help="Which entries a change to MLX fixed, broke or changed: two run reports compared.",
+    epilog=describe("nothing broke", "an entry broke in HEAD", environment=False),
+)
+@handle_errors
+@click.argument("base", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("head", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--markdown",
+    "markdown_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="FILE",
+    help="Also write the comparison as Markdown for a pull request's description ('-': "
+    "standard output, the table then on standard error).",
+)
+def compare_command(base: Path, head: Path, markdown_path: Path | None) -> None:
+    """Compare two 'run --json' reports of the corpus: BASE (say, the commit a branch starts
+    from) and HEAD (the branch, built with 'run --mlx BRANCH --mlx-repo PATH').
+
+    \b
+    Lists the entries the change fixed (the bug no longer reproduces), broke
+    (REGRESSED or UNEXPECTED in HEAD where BASE was as expected, or a pass
+    that became a bug), and changed (another outcome, verdict or reason),
+    each with its reason, and those in one report only. Results are matched
+    by entry and backend, so the two may run different MLX versions.
+    """
+    from mgradcheck.reports import compare, json_report
+    from mgradcheck.reports.outputs import check_writable_paths
+
+    check_writable_paths(markdown_path, inputs=(base, head))
+    try:
+        found = compare.compare(
+            json_report.read(base), json_report.read(head), (str(base), str(head))
+        )
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if markdown_path is not None:
+        compare.write_markdown(found, markdown_path)
+    click.echo(compare.render_text(found), nl=False, err=str(markdown_path) == "-")
+    if found.broke:
+        sys.exit(ExitCode.UNEXPECTED)
 
 
 @report.command(
