@@ -18,6 +18,7 @@ from mgradcheck.exitcodes import ExitCode, describe
 from mgradcheck.wording import count
 
 if TYPE_CHECKING:
+    from mgradcheck.corpus.entry import Entry
     from mgradcheck.releases.settings import Settings
     from mgradcheck.run.results import Report
 
@@ -194,6 +195,17 @@ def compare_command(base: Path, head: Path, markdown_path: Path | None) -> None:
 @click.option(
     "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Also write it here."
 )
+@click.option(
+    "--as-test",
+    "as_test",
+    is_flag=False,
+    flag_value="-",
+    type=click.Path(file_okay=False, path_type=Path),
+    metavar="[DIR]",
+    help="Instead, the entry's code as a unittest for MLX's python/tests (mlx_tests.MLXTestCase), "
+    "printed, or written into DIR as test_<id>.py with a minimal mlx_tests.py beside it unless "
+    "one is there. Nothing is installed or run. Give ID first.",
+)
 @click.option("-q", "--quiet", is_flag=True, help="No progress display.")
 def upstream_command(
     entry_id: str,
@@ -201,6 +213,7 @@ def upstream_command(
     version_range: str | None,
     settings: Settings,
     output: Path | None,
+    as_test: Path | None,
     quiet: bool,
 ) -> None:
     """Print entry ID as a paste-ready MLX issue (Markdown).
@@ -213,6 +226,10 @@ def upstream_command(
     at fault, as file:line in the MLX sources indexed in the package), and the
     environment. A gradcheck entry is run first to learn which transform
     combination fails, and where.
+
+    With --as-test, the entry's code as a regression test for MLX's
+    python/tests instead: it fails while the bug is present, passes once it
+    is fixed ('mgradcheck tests DIR --mlx VERSION' runs it on a release).
     """
     from mgradcheck.atomic import write_text
     from mgradcheck.envs.venvs import needs_install
@@ -223,6 +240,9 @@ def upstream_command(
 
     (entry,) = stages.load_selected(corpus_paths, [entry_id])
     check_writable_paths(output, inputs=stages.corpus_inputs(corpus_paths))
+    if as_test is not None:
+        _as_test(entry, as_test, output, version_range)
+        return
     progress = choose(quiet)
     versions = upstream.releases(entry, settings, version_range)
     fresh = [v for v in versions if needs_install(settings.spec(v), settings.retry_failed)]
@@ -243,6 +263,25 @@ def upstream_command(
     if output is not None:
         write_text(output, text)
     click.echo(text)
+
+
+def _as_test(entry: Entry, directory: Path, output: Path | None, version_range: str | None) -> None:
+    """``report upstream ID --as-test [DIR]``: the entry as an MLX test, printed or written."""
+    from mgradcheck.atomic import write_text
+    from mgradcheck.sweep import upstream_test
+
+    if version_range is not None:
+        raise UsageError("--releases does not go with --as-test: the test is written, not run")
+    if str(directory) == "-":
+        text = upstream_test.render(entry)
+        if output is not None:
+            write_text(output, text)
+        click.echo(text, nl=False)
+        return
+    if output is not None:
+        raise UsageError("-o goes with --as-test alone; --as-test DIR names the files itself")
+    for path in upstream_test.write(entry, directory):
+        click.echo(f"wrote {path}")
 
 
 @click.command(
