@@ -46,7 +46,7 @@ def _read(files: Sequence[Path], allow_missing: bool = True) -> Report:
     return merged
 
 
-@click.group(short_help="Merge or compare the report files of runs, or write a bug up for MLX.")
+@click.group(short_help="Merge or compare the reports of runs, or write a bug up for MLX.")
 def report() -> None:
     """Work with reports: merge the JSON reports of runs, compare two of them, or write a bug up
     for MLX's issue tracker or its test suite."""
@@ -134,7 +134,7 @@ def durations_command(files: Sequence[Path], output: Path) -> None:
 
 @report.command(
     name="compare",
-    short_help="Which entries a change to MLX fixed, broke or changed: two run reports compared.",
+    short_help="Which entries a change to MLX fixed or broke: two run reports.",
     epilog=describe("nothing broke", "an entry broke in HEAD", environment=False),
 )
 @handle_errors
