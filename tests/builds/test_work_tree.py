@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 
 from mgradcheck.builds import wheels
-from mgradcheck.builds.work_tree import KEY_DIGITS, snapshot
 from mgradcheck.errors import UsageError
 from mgradcheck.index.installable import Target
 from tests import fake_mlx
@@ -40,6 +39,8 @@ def tree(tmp_path: Path) -> Path:
 
 
 def test_a_clean_tree_is_its_commit(tree: Path) -> None:
+    from mgradcheck.builds.work_tree import snapshot
+
     found = snapshot(tree)
     assert found.clean and found.key == git(tree, "rev-parse", "HEAD") == found.head
     (tree / "build").mkdir()
@@ -48,6 +49,8 @@ def test_a_clean_tree_is_its_commit(tree: Path) -> None:
 
 
 def test_two_patches_have_two_keys_and_one_patch_one(tree: Path) -> None:
+    from mgradcheck.builds.work_tree import KEY_DIGITS, snapshot
+
     head = git(tree, "rev-parse", "HEAD")
     (tree / "kernel.cpp").write_text("int f() { return 2; }\n")
     first = snapshot(tree)
@@ -65,6 +68,8 @@ def test_two_patches_have_two_keys_and_one_patch_one(tree: Path) -> None:
 
 
 def test_untracked_files_are_in_the_key_by_content(tree: Path) -> None:
+    from mgradcheck.builds.work_tree import snapshot
+
     (tree / "new.cpp").write_text("a\n")
     one = snapshot(tree)
     (tree / "new.cpp").write_text("b\n")
@@ -74,13 +79,15 @@ def test_untracked_files_are_in_the_key_by_content(tree: Path) -> None:
 
 
 def test_a_directory_that_is_no_work_tree_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(UsageError, match="not the top of a git work tree"):
-        snapshot(tmp_path)
     done = subprocess.run(
         [*MGRADCHECK, "run", "--mlx", str(tmp_path)], capture_output=True, text=True, timeout=60
     )
     assert done.returncode == 2 and "not the top of a git work tree" in done.stderr
     assert "Traceback" not in done.stderr
+    from mgradcheck.builds.work_tree import snapshot
+
+    with pytest.raises(UsageError, match="not the top of a git work tree"):
+        snapshot(tmp_path)
 
 
 def _run(tree: Path, wheels_dir: Path, out: Path) -> subprocess.CompletedProcess[str]:
@@ -102,6 +109,8 @@ def test_uncommitted_changes_are_built_and_compared(fake_wheels: Path, tmp_path:
     assert ran.returncode == 0, ran.stdout + ran.stderr
     (before,), (after,) = (json.loads(p.read_text())["results"] for p in (base, head))
     assert (before["verdict"], after["verdict"]) == ("REGRESSED", "as expected")
+    from mgradcheck.builds.work_tree import snapshot
+
     built = wheels.builds_root() / "wheels" / wheels.target_key(Target.current("cpu"))
     keys = sorted(p.name for p in built.iterdir() if p.is_dir() and not p.name.startswith("."))
     assert keys == sorted([history.shas[2], snapshot(history.path).key])

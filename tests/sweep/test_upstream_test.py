@@ -16,7 +16,6 @@ import pytest
 
 from mgradcheck.corpus.files import bundled_corpus
 from mgradcheck.corpus.loader import load
-from mgradcheck.sweep import upstream_test
 from tests.conftest import MINIMAL, write_entry
 from tests.fake_mlx import FIXTURES
 
@@ -55,6 +54,8 @@ def test_a_fixed_bug_as_a_test_fails_where_it_lives_and_passes_where_fixed(
 def test_a_bug_fixed_before_this_mlx_passes_under_it_and_an_mlx_tests_is_kept(
     tmp_path: Path,
 ) -> None:
+    from mgradcheck.sweep import upstream_test
+
     pytest.importorskip("mlx.core")
     out = tmp_path / "python-tests"
     out.mkdir()
@@ -85,6 +86,8 @@ def test_printed_to_standard_output_and_a_gradcheck_entry_refused_in_one_line(
 
 
 def test_every_code_entry_of_the_corpus_becomes_a_test_that_compiles() -> None:
+    from mgradcheck.sweep import upstream_test
+
     entries = [e for e in load([bundled_corpus()]) if e.code is not None]
     assert len(entries) > 50
     for entry in entries:
