@@ -44,21 +44,26 @@ def release_or_commit(ctx: click.Context, param: click.Parameter, value: str | N
     """A release (a PEP 440 version), a commit (a hash, a tag or a branch: ``main``), or a
     directory holding an MLX work tree, built as it stands (its uncommitted changes too).
 
-    A directory that exists is taken for a work tree before any name for a ref. The rest
-    is read as bisect's ends are (:func:`release_or_ref`); what is neither is refused here,
-    before a clone is read or made, and said as a mistyped version."""
-    if value is not None and Path(value).expanduser().is_dir():
-        from mgradcheck.releases.choice import WorkTree
+    A version is a release even where a directory of that name exists; any other name
+    of a directory that exists is a work tree before it is a branch. The rest is read as
+    bisect's ends are (:func:`release_or_ref`); what is neither is refused here, before a
+    clone is read or made, and said as a mistyped version."""
+    from mgradcheck.releases.choice import Release, WorkTree
 
+    refused: click.BadParameter | None = None
+    try:
+        chosen = release_or_ref(ctx, param, value)
+    except click.BadParameter as exc:
+        chosen, refused = None, exc
+    if value is not None and not isinstance(chosen, Release) and Path(value).expanduser().is_dir():
         path = Path(value).expanduser().resolve()
         if not (path / ".git").exists():
             raise click.BadParameter(f"{value}: a directory, but not the top of a git work tree")
         return WorkTree(path)
-    try:
-        return release_or_ref(ctx, param, value)
-    except click.BadParameter:
+    if refused is not None:
         version_option(ctx, param, value)  # raises, saying what a version looks like
-        raise
+        raise refused
+    return chosen
 
 
 def _ref_name(value: str) -> bool:
