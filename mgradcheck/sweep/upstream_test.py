@@ -16,6 +16,7 @@ by running it (``report upstream ID`` prints that script).
 
 from __future__ import annotations
 
+import ast
 import io
 import re
 import tokenize
@@ -96,6 +97,19 @@ def _indent(code: str) -> str:
     )
 
 
+def _globals(code: str) -> str:
+    """The ``global`` line a method needs for the module-level names the code's functions
+    declare ``global``: without it, the method binds them as its own locals ("" for none)."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return ""  # the compile below names what is wrong
+    names = sorted(
+        {n for node in ast.walk(tree) if isinstance(node, ast.Global) for n in node.names}
+    )
+    return f"{INDENT}global {', '.join(names)}\n" if names else ""
+
+
 def _comment(text: str) -> str:
     return " ".join(text.split())
 
@@ -124,6 +138,7 @@ def render(entry: Entry) -> str:
         + f"class {class_name(entry)}(mlx_tests.MLXTestCase):\n"
         + f"    def {test_name(entry)}(self):\n"
         + f'{INDENT}"""{title}"""\n'
+        + _globals(entry.code)
         + f"{body}\n\n\n"
         + 'if __name__ == "__main__":\n    mlx_tests.MLXTestRunner()\n'
     )

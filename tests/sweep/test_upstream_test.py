@@ -94,10 +94,19 @@ def test_every_code_entry_of_the_corpus_becomes_a_test_that_compiles() -> None:
         compile(upstream_test.render(entry), upstream_test.file_name(entry), "exec")
 
 
-def test_lines_inside_a_multi_line_string_keep_their_indentation(tmp_path: Path) -> None:
+def test_multi_line_strings_and_global_names_mean_what_they_meant(tmp_path: Path) -> None:
+    """Lines inside a multi-line string keep their indentation, and a name the code's
+    functions declare ``global`` stays one inside the test method."""
     pytest.importorskip("mlx.core")
     code = (
-        's = """\nline\n  two\n"""\nassert_true(s == "\\nline\\n  two\\n", f"reindented: {s!r}")\n'
+        's = """\nline\n  two\n"""\n'
+        'assert_true(s == "\\nline\\n  two\\n", f"reindented: {s!r}")\n'
+        "total = None\n"
+        "def bump():\n"
+        "    global total\n"
+        "    total = 1 if total is None else total + 1\n"
+        "bump()\nbump()\n"
+        'assert_true(total == 2, f"total is {total}")\n'
     )
     entry = MINIMAL.format(id="multi-line").replace('  assert_true(True, "ok")\n', "")
     write_entry(tmp_path, "multi-line", entry + textwrap.indent(code, "  "))
