@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mgradcheck.atomic import write_text
-from mgradcheck.builds import compiler_cache, toolchain
+from mgradcheck.builds import compiler_cache, toolchain, work_tree
 from mgradcheck.builds.sources import GitError, git
 from mgradcheck.builds.wheels import (
     SCHEMA,
@@ -38,6 +38,7 @@ from mgradcheck.builds.wheels import (
     remembered_failure,
     target_key,
 )
+from mgradcheck.builds.work_tree import Snapshot
 from mgradcheck.clock import now
 from mgradcheck.envs.logged_process import run_logged
 from mgradcheck.envs.venvs import Lock, find_uv
@@ -243,8 +244,10 @@ def build(
     source: Source,
     status: Status | None = None,
     cancel: threading.Event | None = None,
+    tree: Snapshot | None = None,
 ) -> Built:
-    """The commit's wheel: from the cache, else built here (and kept).
+    """The commit's wheel: from the cache, else built here (and kept). With ``tree``, a work
+    tree at ``sha``, the wheel of the commit with the tree's changes, kept under its own key.
 
     Raises :class:`BuildFailed` when the commit does not build (remembered
     unless it looks like the network's fault), and
@@ -253,25 +256,26 @@ def build(
     about the commit.
     """
     say = status or (lambda text: None)
-    found = built(target, sha)
+    key = tree.key if tree is not None else sha
+    found = built(target, key)
     if found is not None:
         return found
-    failure = remembered_failure(target, sha)
+    failure = remembered_failure(target, key)
     if failure is not None and not options.retry_failed:
-        raise BuildFailed(sha, failure, remembered=True)
+        raise BuildFailed(key, failure, remembered=True)
     needs = toolchain.Needs.of(options.repo, sha)
     toolchain.check(needs, target.device, target.system)
-    key = target_key(target)
-    work = builds_root() / "work" / key
-    lock = Lock(f"build-{key}")
+    place = target_key(target)
+    work = builds_root() / "work" / place
+    lock = Lock(f"build-{place}")
     try:
         lock.acquire(
-            exclusive=True, on_wait=lambda: say(f"waiting for another mgradcheck's build ({key})")
+            exclusive=True, on_wait=lambda: say(f"waiting for another mgradcheck's build ({place})")
         )
-        found = built(target, sha)  # built by the one we waited for
+        found = built(target, key)  # built by the one we waited for
         if found is not None:
             return found
-        return _build(sha, target, options, source, needs, work, say, cancel)
+        return _build(sha, target, options, source, needs, work, say, cancel, tree)
     finally:
         lock.close()
 
@@ -285,14 +289,18 @@ def _build(
     work: Path,
     say: Status,
     cancel: threading.Event | None,
+    tree: Snapshot | None = None,
 ) -> Built:
     started = time.monotonic()
-    label = f"building {short(sha)}"
-    log = log_path(target, sha)
+    key = tree.key if tree is not None else sha
+    label = f"building {short(sha)}" + ("" if tree is None or tree.clean else " with changes")
+    log = log_path(target, key)
     log.parent.mkdir(parents=True, exist_ok=True)
     log.unlink(missing_ok=True)
     say(f"{label}: checking out")
     _checkout(options.repo, sha, work / "src")
+    if tree is not None:
+        work_tree.apply(tree, work / "src")
     wheel_command = _tools(
         work / "venv", requirements(options.repo, sha, needs), target, source, log
     )
@@ -312,7 +320,7 @@ def _build(
         if code < 0:
             stopped = cancel is not None and cancel.is_set()
             why = "stopped" if stopped else f"took more than {options.timeout:g}s"
-            raise BuildFailed(sha, why, False, time.monotonic() - started)
+            raise BuildFailed(key, why, False, time.monotonic() - started)
         text = log.read_text(encoding="utf-8", errors="replace")
         offline = toolchain.download_failure(text, absent)
         if offline is not None:
@@ -320,20 +328,20 @@ def _build(
         why = cause(text)
         record = {
             "schema": SCHEMA,
-            "sha": sha,
+            "sha": key,
             "cause": why,
             "when": now(),
             "log": str(log),
             "log_tail": _tail(log),
         }
-        failed_file(target, sha).parent.mkdir(parents=True, exist_ok=True)
-        write_text(failed_file(target, sha), json.dumps(record, indent=1))
-        raise BuildFailed(sha, why, True, time.monotonic() - started)
+        failed_file(target, key).parent.mkdir(parents=True, exist_ok=True)
+        write_text(failed_file(target, key), json.dumps(record, indent=1))
+        raise BuildFailed(key, why, True, time.monotonic() - started)
     wheels = [p for p in out.iterdir() if (w := wheel_file(p.name)) and w.project == "mlx"]
     if len(wheels) != 1:
-        raise BuildFailed(sha, f"the build made {len(wheels)} mlx wheels, not one", False)
+        raise BuildFailed(key, f"the build made {len(wheels)} mlx wheels, not one", False)
     seconds = time.monotonic() - started
-    return keep(sha, target, wheels[0], seconds, steps.total, hits)
+    return keep(key, target, wheels[0], seconds, steps.total, hits)
 
 
 __all__ = [

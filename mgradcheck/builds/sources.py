@@ -34,6 +34,13 @@ class GitError(EnvironmentFailure):
 def git(repo: Path, *args: str, timeout: float = GIT_TIMEOUT, work_tree: Path | None = None) -> str:
     """Run ``git`` on ``repo`` (its git directory; in ``work_tree`` for commands that need
     one) and return its output; raise GitError."""
+    return git_bytes(repo, *args, timeout=timeout, work_tree=work_tree).decode("utf-8", "replace")
+
+
+def git_bytes(
+    repo: Path, *args: str, timeout: float = GIT_TIMEOUT, work_tree: Path | None = None
+) -> bytes:
+    """:func:`git`'s output as git wrote it: a binary diff is not text."""
     binary = shutil.which("git")
     if binary is None:
         raise GitError(
@@ -56,7 +63,7 @@ def git(repo: Path, *args: str, timeout: float = GIT_TIMEOUT, work_tree: Path | 
         raise GitError(
             f"git {' '.join(args[:2])} in {repo} failed: {lines[-1] if lines else done.returncode}"
         )
-    return done.stdout.decode("utf-8", "replace")
+    return done.stdout
 
 
 def git_dir(path: Path) -> Path:
@@ -179,6 +186,7 @@ __all__ = [
     "cached_clone",
     "export",
     "git",
+    "git_bytes",
     "git_dir",
     "repository",
     "resolve",

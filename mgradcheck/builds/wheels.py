@@ -4,6 +4,7 @@ MLX publishes no per-commit builds, so a commit-level bisect makes its own.
 Under ``cache_root()/builds/``::
 
     wheels/<target>/<sha>/       the commit's wheel, and build.json (written last, with the rename)
+    wheels/<target>/<sha>-<digest>/   a work tree's: the commit and its uncommitted changes (work_tree.py)
     wheels/<target>/<sha>.failed.json   a commit that does not build: remembered, with its log's tail
     logs/<target>/<sha>.log      the commit's last build output
     work/<target>/src/           one clone, checked out at each commit in turn
@@ -32,6 +33,7 @@ from mgradcheck.clock import now
 from mgradcheck.index.installable import Target
 from mgradcheck.index.pages import wheel_file
 from mgradcheck.paths import cache_root, safe_name
+from mgradcheck.upstream import is_commit
 
 SCHEMA = "mgradcheck-build"
 BUILT = "build.json"
@@ -92,7 +94,12 @@ def cached_commits(target: Target, prefix: str) -> list[str]:
     root = builds_root() / "wheels" / target_key(target)
     if not root.is_dir():
         return []
-    return sorted(p.name for p in root.iterdir() if p.name.startswith(prefix) and p.is_dir())
+    # A work tree's wheel (<sha>-<digest>) is no build of the commit alone.
+    return sorted(
+        p.name
+        for p in root.iterdir()
+        if p.name.startswith(prefix) and is_commit(p.name) and p.is_dir()
+    )
 
 
 def remembered_failure(target: Target, sha: str) -> str | None:

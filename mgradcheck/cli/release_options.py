@@ -41,15 +41,29 @@ def version_option(ctx: click.Context, param: click.Parameter, value: str | None
 
 
 def release_or_commit(ctx: click.Context, param: click.Parameter, value: str | None) -> Mlx | None:
-    """A release (a PEP 440 version), or a commit: a hash, a tag or a branch (``main``).
+    """A release (a PEP 440 version), a commit (a hash, a tag or a branch: ``main``), or a
+    directory holding an MLX work tree, built as it stands (its uncommitted changes too).
 
-    Read as bisect's ends are (:func:`release_or_ref`); what is neither is refused here,
-    before a clone is read or made, and said as a mistyped version."""
+    A version is a release even where a directory of that name exists; any other name
+    of a directory that exists is a work tree before it is a branch. The rest is read as
+    bisect's ends are (:func:`release_or_ref`); what is neither is refused here, before a
+    clone is read or made, and said as a mistyped version."""
+    from mgradcheck.releases.choice import Release, WorkTree
+
+    refused: click.BadParameter | None = None
     try:
-        return release_or_ref(ctx, param, value)
-    except click.BadParameter:
+        chosen = release_or_ref(ctx, param, value)
+    except click.BadParameter as exc:
+        chosen, refused = None, exc
+    if value is not None and not isinstance(chosen, Release) and Path(value).expanduser().is_dir():
+        path = Path(value).expanduser().resolve()
+        if not (path / ".git").exists():
+            raise click.BadParameter(f"{value}: a directory, but not the top of a git work tree")
+        return WorkTree(path)
+    if refused is not None:
         version_option(ctx, param, value)  # raises, saying what a version looks like
-        raise
+        raise refused
+    return chosen
 
 
 def _ref_name(value: str) -> bool:
@@ -155,10 +169,11 @@ def interpreter_options(verb: str, releases_flag: str = "") -> Callable[[F], F]:
             "mlx_version",
             callback=release_or_commit,
             shell_complete=release_versions,
-            metavar="VERSION|REF",
+            metavar="VERSION|REF|PATH",
             help=f"{verb} under this MLX release, in its cached environment (installed on first use), "
             "or under a commit (a hash, a tag, or a branch such as main: its tip), built here "
-            "once. Not with --python.",
+            "once, or under the MLX work tree in directory PATH as it stands, uncommitted changes "
+            "included (built once per set of changes). Not with --python.",
         )(decorated)
         decorated = click.option(
             "--python",

@@ -1,7 +1,9 @@
-"""Commands over reports: ``mgradcheck report merge``, ``report upstream`` and ``mgradcheck badge``."""
+"""Commands over reports: ``mgradcheck report merge``, ``report compare``, ``report upstream`` and
+``mgradcheck badge``."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -12,10 +14,11 @@ from mgradcheck.cli.common import handle_errors, say
 from mgradcheck.cli.options import CORPUS_OPTION, json_option, report_options
 from mgradcheck.cli.release_options import release_options
 from mgradcheck.errors import UsageError
-from mgradcheck.exitcodes import describe
+from mgradcheck.exitcodes import ExitCode, describe
 from mgradcheck.wording import count
 
 if TYPE_CHECKING:
+    from mgradcheck.corpus.entry import Entry
     from mgradcheck.releases.settings import Settings
     from mgradcheck.run.results import Report
 
@@ -43,9 +46,10 @@ def _read(files: Sequence[Path], allow_missing: bool = True) -> Report:
     return merged
 
 
-@click.group(short_help="Merge the report files of many jobs, or write a bug up for MLX.")
+@click.group(short_help="Merge or compare the reports of runs, or write a bug up for MLX.")
 def report() -> None:
-    """Work with reports: merge the JSON reports of runs, or write a bug up for MLX's issue tracker."""
+    """Work with reports: merge the JSON reports of runs, compare two of them, or write a bug up
+    for MLX's issue tracker or its test suite."""
 
 
 @report.command(
@@ -129,6 +133,50 @@ def durations_command(files: Sequence[Path], output: Path) -> None:
 
 
 @report.command(
+    name="compare",
+    short_help="Which entries a change to MLX fixed or broke: two run reports.",
+    epilog=describe("nothing broke", "an entry broke in HEAD", environment=False),
+)
+@handle_errors
+@click.argument("base", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("head", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--markdown",
+    "markdown_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="FILE",
+    help="Also write the comparison as Markdown for a pull request's description ('-': "
+    "standard output, the table then on standard error).",
+)
+def compare_command(base: Path, head: Path, markdown_path: Path | None) -> None:
+    """Compare two 'run --json' reports of the corpus: BASE (say, the commit a branch starts
+    from) and HEAD (the branch, built with 'run --mlx BRANCH --mlx-repo PATH').
+
+    \b
+    Lists the entries the change fixed (the bug no longer reproduces), broke
+    (REGRESSED or UNEXPECTED in HEAD where BASE was as expected, or a pass
+    that became a bug), and changed (another outcome, verdict or reason),
+    each with its reason, and those in one report only. Results are matched
+    by entry and backend, so the two may run different MLX versions.
+    """
+    from mgradcheck.reports import compare, json_report
+    from mgradcheck.reports.outputs import check_writable_paths
+
+    check_writable_paths(markdown_path, inputs=(base, head))
+    try:
+        found = compare.compare(
+            json_report.read(base), json_report.read(head), (str(base), str(head))
+        )
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if markdown_path is not None:
+        compare.write_markdown(found, markdown_path)
+    click.echo(compare.render_text(found), nl=False, err=str(markdown_path) == "-")
+    if found.broke:
+        sys.exit(ExitCode.UNEXPECTED)
+
+
+@report.command(
     name="upstream",
     short_help="Print entry ID as a paste-ready MLX issue (Markdown).",
     epilog=describe("printed"),
@@ -147,6 +195,17 @@ def durations_command(files: Sequence[Path], output: Path) -> None:
 @click.option(
     "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Also write it here."
 )
+@click.option(
+    "--as-test",
+    "as_test",
+    is_flag=False,
+    flag_value="-",
+    type=click.Path(file_okay=False, path_type=Path),
+    metavar="[DIR]",
+    help="Instead, the entry's code as a unittest for MLX's python/tests (mlx_tests.MLXTestCase), "
+    "printed, or written into DIR as test_<id>.py with a minimal mlx_tests.py beside it unless "
+    "one is there. Nothing is installed or run. Give ID first.",
+)
 @click.option("-q", "--quiet", is_flag=True, help="No progress display.")
 def upstream_command(
     entry_id: str,
@@ -154,6 +213,7 @@ def upstream_command(
     version_range: str | None,
     settings: Settings,
     output: Path | None,
+    as_test: Path | None,
     quiet: bool,
 ) -> None:
     """Print entry ID as a paste-ready MLX issue (Markdown).
@@ -166,6 +226,10 @@ def upstream_command(
     at fault, as file:line in the MLX sources indexed in the package), and the
     environment. A gradcheck entry is run first to learn which transform
     combination fails, and where.
+
+    With --as-test, the entry's code as a regression test for MLX's
+    python/tests instead: it fails while the bug is present, passes once it
+    is fixed ('mgradcheck tests DIR --mlx VERSION' runs it on a release).
     """
     from mgradcheck.atomic import write_text
     from mgradcheck.envs.venvs import needs_install
@@ -176,6 +240,9 @@ def upstream_command(
 
     (entry,) = stages.load_selected(corpus_paths, [entry_id])
     check_writable_paths(output, inputs=stages.corpus_inputs(corpus_paths))
+    if as_test is not None:
+        _as_test(entry, as_test, output, version_range)
+        return
     progress = choose(quiet)
     versions = upstream.releases(entry, settings, version_range)
     fresh = [v for v in versions if needs_install(settings.spec(v), settings.retry_failed)]
@@ -196,6 +263,25 @@ def upstream_command(
     if output is not None:
         write_text(output, text)
     click.echo(text)
+
+
+def _as_test(entry: Entry, directory: Path, output: Path | None, version_range: str | None) -> None:
+    """``report upstream ID --as-test [DIR]``: the entry as an MLX test, printed or written."""
+    from mgradcheck.atomic import write_text
+    from mgradcheck.sweep import upstream_test
+
+    if version_range is not None:
+        raise UsageError("--releases does not go with --as-test: the test is written, not run")
+    if str(directory) == "-":
+        text = upstream_test.render(entry)
+        if output is not None:
+            write_text(output, text)
+        click.echo(text, nl=False)
+        return
+    if output is not None:
+        raise UsageError("-o goes with --as-test alone; --as-test DIR names the files itself")
+    for path in upstream_test.write(entry, directory):
+        click.echo(f"wrote {path}")
 
 
 @click.command(

@@ -1,7 +1,8 @@
 """Which MLX a command runs: a release, or a commit built here, as one type.
 
 ``--mlx`` (``run``, ``tests``, ``sweep``) and bisect's ``--good``/``--bad`` are
-parsed into a :class:`Release` or a :class:`Commit` once, where the command line
+parsed into a :class:`Release`, a :class:`Commit` or (``--mlx`` only) a
+:class:`WorkTree` once, where the command line
 is read; everything downstream matches on the type and never guesses from
 text again. Light on purpose: the options' callbacks import it.
 """
@@ -9,6 +10,7 @@ text again. Light on purpose: the options' callbacks import it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TypeAlias
 
 from packaging.version import Version
@@ -34,6 +36,17 @@ class Commit:
         return self.ref
 
 
-Mlx: TypeAlias = Release | Commit
+@dataclass(frozen=True)
+class WorkTree:
+    """A directory holding a clone of MLX, built as it stands: its commit and its uncommitted
+    changes (:mod:`mgradcheck.builds.work_tree`)."""
 
-__all__ = ["Commit", "Mlx", "Release"]
+    path: Path
+
+    def __str__(self) -> str:
+        return str(self.path)
+
+
+Mlx: TypeAlias = Release | Commit | WorkTree
+
+__all__ = ["Commit", "Mlx", "Release", "WorkTree"]

@@ -16,19 +16,19 @@ import contextlib
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TypeVar, cast
 
 from packaging.version import InvalidVersion, Version
 
-from mgradcheck.builds import commits, wheels
+from mgradcheck.builds import commits, wheels, work_tree
 from mgradcheck.builds.builder import build
 from mgradcheck.corpus.entry import Entry
 from mgradcheck.envs import venvs
 from mgradcheck.errors import EnvironmentFailure, Interrupted, UsageError
 from mgradcheck.index.installable import list_releases
-from mgradcheck.releases.choice import Commit, Mlx, Release
+from mgradcheck.releases.choice import Commit, Mlx, Release, WorkTree
 from mgradcheck.releases.settings import Settings
 from mgradcheck.releases.store import Runnable, StoredRuns
 from mgradcheck.run.child_process import ChildCommand
@@ -217,6 +217,17 @@ def open_commit(
     return open_release(built.version, settings.with_build(built), status)
 
 
+def open_work_tree(
+    path: Path, settings: Settings, status: Status | None = None
+) -> contextlib.AbstractContextManager[tuple[ChildCommand, Environment]]:
+    """``open_commit`` for a work tree: its commit with its uncommitted changes, built here
+    once per set of changes (a clean tree is its commit)."""
+    tree = work_tree.snapshot(path)
+    options = replace(settings, mlx_repo=tree.path).build_options()
+    built = build(tree.head, settings.target, options, settings.source, status, tree=tree)
+    return open_release(built.version, settings.with_build(built), status)
+
+
 @contextlib.contextmanager
 def open_target(
     python: Path | None, release: Mlx | None, settings: Settings, progress: Progress
@@ -243,6 +254,8 @@ def open_target(
                     opened = held.enter_context(open_commit(ref, settings, status))
                 case Release(version):
                     opened = held.enter_context(open_release(version, settings, status))
+                case WorkTree(path):
+                    opened = held.enter_context(open_work_tree(path, settings, status))
         finally:
             if shown:
                 progress.stop()
@@ -257,6 +270,7 @@ __all__ = [
     "open_commit",
     "open_release",
     "open_target",
+    "open_work_tree",
     "run_entries",
     "run_release",
 ]

@@ -56,7 +56,7 @@ def prose(text: str) -> str:
     )
 
 
-def _code(text: str) -> str:
+def code(text: str) -> str:
     """A code span in a table cell (backslashes are literal there: no backtick, no bare pipe)."""
     return "`" + one_line(text, REASON_CHARS).replace("`", "'").replace("|", "\\|") + "`"
 
@@ -66,8 +66,8 @@ def _row(r: EntryResult, columns: tuple[str, ...]) -> str:
     if r.judgement is None and r.standing.is_failure:
         outcome = f"**{outcome}**"
     values = {
-        "entry": _code(r.id),
-        "test": _code(r.id),
+        "entry": code(r.id),
+        "test": code(r.id),
         "environment": cell(r.environment.label),
         "outcome": outcome,
         "verdict": f"**{r.standing.label}**" if r.standing.is_failure else r.standing.label,
@@ -109,7 +109,7 @@ def render(report: Report, limit: int = GITHUB_LIMIT) -> str:
             if tally[o]
         ]
     envs = ", ".join(
-        f"{_code(e.label)} ({cell(e.hardware or e.device or '?')}, {cell(e.platform)})"
+        f"{code(e.label)} ({cell(e.hardware or e.device or '?')}, {cell(e.platform)})"
         for e in report.environments
     )
     lines += ["", f"Environments: {envs or 'none'}", ""]

@@ -31,7 +31,7 @@ from mgradcheck.releases.settings import Settings
 from mgradcheck.reports.markdown import cell, prose
 from mgradcheck.run.display import Progress, Silent, printable
 from mgradcheck.run.observation import Environment, Observation
-from mgradcheck.sweep import mlx_places
+from mgradcheck.sweep import inline_checks, mlx_places
 from mgradcheck.sweep import script as scripts
 from mgradcheck.sweep.case_runs import Executor, Status, Task
 from mgradcheck.sweep.catalogue import Case
@@ -96,39 +96,10 @@ def failing_finding(
     )
 
 
-HELPERS = {
-    "CheckFailed": "class CheckFailed(AssertionError):\n    pass\n",
-    "assert_close": (
-        "def assert_close(observed, expected, rtol=1e-5, atol=1e-6, what='value'):\n"
-        "    o = np.array(observed.astype(mx.float32) if isinstance(observed, mx.array) else observed, dtype=np.float64)\n"
-        "    e = np.array(expected.astype(mx.float32) if isinstance(expected, mx.array) else expected, dtype=np.float64)\n"
-        "    if o.shape != e.shape or not np.allclose(o, e, rtol=rtol, atol=atol, equal_nan=True):\n"
-        "        raise CheckFailed(f'{what}: observed {o.tolist()}, expected {e.tolist()}')\n"
-    ),
-    "assert_dtype": (
-        "def assert_dtype(x, dtype, what='value'):\n"
-        "    if x.dtype != dtype:\n        raise CheckFailed(f'{what}: dtype {x.dtype}, expected {dtype}')\n"
-    ),
-    "assert_shape": (
-        "def assert_shape(x, shape, what='value'):\n"
-        "    if tuple(x.shape) != tuple(shape):\n        raise CheckFailed(f'{what}: shape {x.shape}, expected {shape}')\n"
-    ),
-    "assert_true": (
-        "def assert_true(condition, message):\n    if not condition:\n        raise CheckFailed(message)\n"
-    ),
-}
-
-
 def code_script(entry: Entry) -> str:
     """A ``code:`` entry as a standalone script: its code, after the helpers it uses."""
     code = entry.code or ""
-    used = [name for name in HELPERS if re.search(rf"\b{name}\b", code)]
-    if used and "CheckFailed" not in used:
-        used.insert(0, "CheckFailed")
-    unknown = [n for n in ("fd_grad", "fd_jvp") if re.search(rf"\b{n}\b", code)]
-    if unknown:
-        raise UsageError(f"{entry.id} uses {', '.join(unknown)}: write its script by hand")
-    helpers = "\n\n".join(HELPERS[name] for name in used)
+    helpers = inline_checks.helpers(code, entry.id)
     return (
         f"# {entry.title}\n# Standalone: needs only MLX and NumPy.\nimport mlx.core as mx\nimport numpy as np\n\n"
         f"print('mlx', mx.__version__, mx.default_device())\n\n{helpers}\n\n{code}"
