@@ -23,25 +23,26 @@ class Outcome(enum.Enum):
 
     # label, meaning, and the JUnit element a failing verdict takes when this is the
     # entry's most telling outcome: a dead, hung or stopped child is an "error", the rest "failure";
-    # then what it means for a test of a suite, whether it fails a test run, colour, badge tone.
+    # then what it means for a test of a suite, whether it fails a test run, colour, badge tone,
+    # and the mark a log's progress prints for a finished test (pytest's letters).
     # fmt: off
     PASS = ("pass", "every check held", "failure",
-            "the test passed", False, "green", "green")
+            "the test passed", False, "green", "green", ".")
     FAIL = ("fail", "a check failed: the bug reproduced", "failure",
-            "an assertion failed (unittest's failure)", True, "red", "red")
+            "an assertion failed (unittest's failure)", True, "red", "red", "F")
     CRASH = ("crash", "killed by a signal, or exited non-zero without a result", "error",
              "its interpreter died: killed by a signal, or exited without a result", True,
-             "red", "red")
+             "red", "red", "C")
     ERROR = ("error", "raised an exception other than a failed check", "failure",
              "raised another exception, or its fixture failed (unittest's error)", True,
-             "magenta", "red")
+             "magenta", "red", "E")
     TIMEOUT = ("timeout", "ran past its timeout; its process group was killed", "error",
-               "ran past its timeout; its process group was killed", True, "yellow", "red")
+               "ran past its timeout; its process group was killed", True, "yellow", "red", "T")
     SKIP = ("skip", "a requirement was not met", "failure",
             "skipped (a skip decorator, skipTest, pytest.skip), or an expected failure", False,
-            "blue", "grey")
+            "blue", "grey", "s")
     NOT_RUN = ("not run", "the run stopped before this entry finished", "error",
-               "the run stopped before this test finished", True, "dim", "amber")
+               "the run stopped before this test finished", True, "dim", "amber", "")
     # fmt: on
 
     def __init__(
@@ -53,6 +54,7 @@ class Outcome(enum.Enum):
         is_failure: bool,
         colour: str,
         tone: str,
+        mark: str,
     ) -> None:
         self.label = label
         self.meaning = meaning
@@ -61,6 +63,7 @@ class Outcome(enum.Enum):
         self.is_failure = is_failure
         self.colour = colour
         self.tone = tone
+        self.mark = mark
 
     def junit_element(self, outcome: Outcome | None = None) -> str:
         """The JUnit child element of a test with this outcome: "" when it passed.
@@ -90,24 +93,32 @@ class Verdict(enum.Enum):
 
     # label, is_failure, terminal colour, meaning; then how reports show it:
     # junit is "" (passed), "skipped" or "failure" (an "error" when the outcome says so),
-    # tone is the badge's traffic light (the worst tone among the results wins).
+    # tone is the badge's traffic light (the worst tone among the results wins), and mark what a
+    # log's progress prints for a finished entry (pytest's letters; R for a regression).
     # fmt: off
     REGRESSED = ("REGRESSED", True, "red", "a fixed bug is back",
-                 "failure", "red")
+                 "failure", "red", "R")
     UNEXPECTED = ("UNEXPECTED", True, "magenta", "misbehaves in a way the entry does not describe",
-                  "failure", "red")
+                  "failure", "red", "U")
     FIXED = ("FIXED", True, "yellow", "a bug expected here no longer reproduces",
-             "failure", "amber")
+             "failure", "amber", "X")
     AS_EXPECTED = ("as expected", False, "green", "bug present where open, absent where fixed",
-                   "", "green")
+                   "", "green", ".")
     SKIPPED = ("skipped", False, "blue", "a requirement was not met",
-               "skipped", "grey")
+               "skipped", "grey", "s")
     NOT_RUN = ("not run", True, "dim", "the run stopped before this entry finished",
-               "failure", "amber")
+               "failure", "amber", "")
     # fmt: on
 
     def __init__(
-        self, label: str, is_failure: bool, colour: str, meaning: str, junit: str, tone: str
+        self,
+        label: str,
+        is_failure: bool,
+        colour: str,
+        meaning: str,
+        junit: str,
+        tone: str,
+        mark: str,
     ) -> None:
         self.label = label
         self.is_failure = is_failure
@@ -115,6 +126,7 @@ class Verdict(enum.Enum):
         self.meaning = meaning
         self.junit = junit
         self.tone = tone
+        self.mark = mark
 
     def junit_element(self, outcome: Outcome) -> str:
         """The JUnit child element of a testcase with this verdict: "" when it passed."""

@@ -22,3 +22,27 @@ def plural(n: int, word: str) -> str:
 def count(n: int, word: str) -> str:
     """``1 entry``, ``0 entries``, ``3 reports``."""
     return f"{n} {plural(n, word)}"
+
+
+def wrap(text: str, width: int | None, indent: str = "") -> list[str]:
+    """``text`` as lines of at most ``width`` columns, broken only between words, each starting
+    with ``indent``; ``width`` None (a pipe, no width known) keeps each line whole.
+
+    Prose only: a word longer than the width (a path, a URL) stands whole on a line of its own,
+    longer than the width, rather than being cut where a terminal would break it. Lines of the
+    text stay lines (a traceback keeps its shape).
+    """
+    import textwrap
+
+    lines: list[str] = []
+    for line in text.splitlines() or [""]:
+        if width is None or len(indent) + len(line) <= width or not line.strip():
+            lines.append(indent + line if line.strip() else "")
+            continue
+        # A line's own leading spaces (a traceback's) are kept on each piece of it.
+        lead = indent + line[: len(line) - len(line.lstrip())]
+        lines += textwrap.wrap(
+            line.strip(), max(width, len(lead) + 1), initial_indent=lead, subsequent_indent=lead,
+            break_long_words=False, break_on_hyphens=False,
+        )  # fmt: skip
+    return lines

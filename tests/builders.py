@@ -106,6 +106,7 @@ class RecordingProgress:
         self.stopped = False
         self.running: set[str] = set()  # started and not finished
         self.started: list[str] = []
+        self.marks: list[str] = []  # each result's mark, in order
 
     def start(self, title: str, total: int | None = None) -> None:
         self.total = total
@@ -125,8 +126,9 @@ class RecordingProgress:
         self.lines.append(text)
         self.calls.append(text.split(":")[0])
 
-    def result(self, text: str, style: str = "") -> None:
+    def result(self, text: str, style: str = "", mark: str = "") -> None:
         self.line(text, style)
+        self.marks.append(mark)
 
     def advance(self, count: int = 1) -> None:
         self.done += count

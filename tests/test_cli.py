@@ -210,16 +210,20 @@ def test_interrupt_stops_children_and_keeps_what_finished(
         start_new_session=True,
     )
     assert process.stderr is not None
-    lines: list[str] = []
-    while len(lines) < 2:  # the two quick entries finished; the hang is running
-        line = process.stderr.readline()
-        assert line, "mgradcheck exited early"
-        if line.startswith("["):  # a finished entry's progress line
-            lines.append(line)
+    process.stderr.readline()  # the title; then a mark per finished entry, as pytest's dots
+    marks = ""
+    while len(marks) < 2:  # the two quick entries finished; the hang is running
+        mark = process.stderr.read(1)
+        assert mark, "mgradcheck exited early"
+        marks += mark
+    assert sorted(marks) == [".", "R"]  # -j 2: in either order
     time.sleep(0.5)
     process.send_signal(sig)
-    _, stderr = process.communicate(timeout=30)
+    stdout, stderr = process.communicate(timeout=30)
     assert process.returncode == status, stderr
+    # What did not run is one line, not a row each; what finished and needs attention is shown.
+    assert "1 entry did not run: the run was interrupted" in stdout
+    assert "REGRESSED raises" in stdout and "hangs" not in stdout
     data = json.loads(out.read_text())
     assert data["interrupted"] is True
     verdicts = {r["id"]: r["verdict"] for r in data["results"]}
@@ -259,7 +263,7 @@ def test_run_verbose_shows_each_childs_command_line_and_what_it_changed_in_the_e
 
     args = ["run", "--corpus", str(BEHAVIOURS), "passes", "raises", "-q"]
     env = {"PYTHONWARNINGS": "error", "PYTHON_COLORS": None}  # one removed, one set for the child
-    verbose = CliRunner().invoke(cli, [*args, "--verbose"], env=env)
+    verbose = CliRunner().invoke(cli, [*args, "-vv"], env=env)
     assert verbose.exit_code == 1, verbose.output
     for name in ("passes", "raises"):
         start = f"mgradcheck: {name}: "

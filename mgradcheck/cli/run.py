@@ -58,13 +58,17 @@ if TYPE_CHECKING:
 @report_options
 @shard_options("entries")
 @click.option(
-    "-q", "--quiet", is_flag=True, help="No progress display (the table and summary still print)."
+    "-q",
+    "--quiet",
+    is_flag=True,
+    help="No progress display (what needs attention and the summary still print).",
 )
 @click.option(
     "-v",
     "--verbose",
-    is_flag=True,
-    help="Show each child's command line as it starts, and the environment variables "
+    count=True,
+    help="Show the table of every entry, not only those that need attention; twice (-vv), "
+    "also each child's command line as it starts, and the environment variables "
     "mgradcheck sets or removes for it.",
 )
 def run(
@@ -85,7 +89,7 @@ def run(
     shard: Shard | None,
     durations_path: Path | None,
     quiet: bool,
-    verbose: bool,
+    verbose: int,
 ) -> None:
     """Run corpus entries (all, or those named by IDS) and judge each against its expectation."""
     from mgradcheck.cli.sharding import take
@@ -117,7 +121,7 @@ def run(
         memory_limit=max_memory * 1024 * 1024 if max_memory else None,
     )
     progress = choose(quiet)
-    shown = _shown(say if quiet else progress.line) if verbose else None
+    shown = _shown(say if quiet else progress.line) if verbose > 1 else None
     compiles = any(e.uses_compile for e in entries)
     lines = {e.id: e.line for e in entries}
     code = run_and_report(
@@ -129,7 +133,7 @@ def run(
         ),
         say,
         keep=lambda report: json_report.write(report, last_report()),
-        show=lambda report, stderr: _show(report, stderr, lines),
+        show=lambda report, stderr: _show(report, stderr, lines, verbose > 0, corpus_paths),
     )
     sys.exit(code)
 
@@ -158,11 +162,18 @@ def _opened(
         yield command, env
 
 
-def _show(report: Report, stderr: bool, lines: Mapping[str, int]) -> None:
-    """The table, and in GitHub Actions an annotation at each entry's line that went wrong."""
-    from mgradcheck.reports import github, table
+def _show(
+    report: Report,
+    stderr: bool,
+    lines: Mapping[str, int],
+    verbose: bool,
+    corpus: Sequence[Path],
+) -> None:
+    """What needs attention (``verbose``: the table), and in GitHub Actions an annotation at
+    each entry's line that went wrong."""
+    from mgradcheck.reports import attention, github
 
-    table.show(report, stderr=stderr)
+    attention.show(report, stderr=stderr, verbose=verbose, corpus=corpus)
     if github.in_actions():
         for annotation in github.annotate(report, lines):
             click.echo(annotation, err=stderr)

@@ -109,6 +109,7 @@ def _inputs(chosen: Sequence[SuiteTest]) -> list[Path]:
 @shard_options("tests")
 @click.option("--collect-only", is_flag=True, help="List the tests collected and exit.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress display.")
+@click.option("-v", "--verbose", is_flag=True, help="Show the table of every test, not only those that need attention.")  # fmt: skip
 def tests(
     paths: Sequence[str],
     keyword: str | None,
@@ -133,6 +134,7 @@ def tests(
     durations_path: Path | None,
     collect_only: bool,
     quiet: bool,
+    verbose: bool,
 ) -> None:
     """Run a test suite's unittest and pytest tests, each in its own child, like corpus entries.
 
@@ -176,7 +178,7 @@ def tests(
         settings = dataclasses.replace(settings, use_cached=not no_cache)
         _matrix(chosen, checkout, settings, options, versions, json_path, markdown_path, emit_dir, force, quiet, meta)  # fmt: skip
     else:
-        _run(chosen, python, mlx_version, settings, options, quiet,
+        _run(chosen, python, mlx_version, settings, options, quiet, verbose,
              json_path, junit_path, summary_path, badge_path, meta)  # fmt: skip
 
 
@@ -187,6 +189,7 @@ def _run(
     settings: Settings,
     options: SuiteOptions,
     quiet: bool,
+    verbose: bool,
     json_path: Path | None,
     junit_path: Path | None,
     summary_path: Path | None,
@@ -195,6 +198,7 @@ def _run(
 ) -> None:
     from mgradcheck.cli.target import open_target
     from mgradcheck.releases.choice import Release
+    from mgradcheck.reports import attention
     from mgradcheck.reports.outputs import report_outputs
     from mgradcheck.reports.stage import run_and_report
     from mgradcheck.run.display import choose
@@ -216,6 +220,7 @@ def _run(
         ),
         say,
         keep=keep,
+        show=lambda report, stderr: attention.show(report, stderr, verbose),
     )
     sys.exit(code)
 

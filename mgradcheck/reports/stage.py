@@ -1,7 +1,7 @@
 """The run-and-report stage ``run`` and ``tests`` share, importable and testable without Click.
 
 check the outputs -> open the target -> produce the results, the report files rewritten
-as they come -> keep -> write the outputs -> show the table -> exit code. What differs
+as they come -> keep -> write the outputs -> show what needs attention -> exit code. What differs
 between the commands is passed in: how the target is opened, what produces the results,
 what is kept of them besides the outputs, and how the table is drawn.
 """
@@ -15,7 +15,7 @@ from pathlib import Path
 
 from mgradcheck.atomic import send_nowhere
 from mgradcheck.errors import Interrupted
-from mgradcheck.reports import table
+from mgradcheck.reports import attention
 from mgradcheck.reports.incremental import SnapshotWriter
 from mgradcheck.reports.outputs import Outputs, write
 from mgradcheck.run.child_process import ChildCommand
@@ -36,7 +36,7 @@ def run_and_report(
     produce: Produce,
     say: Callable[[str], None],
     keep: Callable[[Report], None] | None = None,
-    show: Callable[[Report, bool], None] = table.show,
+    show: Callable[[Report, bool], None] = attention.show,
 ) -> int:
     """Run and report; the exit code the command ends with.
 

@@ -12,6 +12,7 @@ import re
 import sys
 from typing import TYPE_CHECKING
 
+from mgradcheck.outcomes import Outcome, Verdict
 from mgradcheck.run.display import (
     cut,
     markup_safe,
@@ -20,7 +21,8 @@ from mgradcheck.run.display import (
     printable,
     report_console,
 )
-from mgradcheck.run.results import Report
+from mgradcheck.run.results import EntryResult, Report
+from mgradcheck.wording import count
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -49,6 +51,26 @@ def _first_line(text: str) -> str:
 Row = tuple[str, ...]
 
 
+def ran(report: Report) -> list[EntryResult]:
+    """The results with a row: those an interrupt kept from running are one line instead."""
+    return [r for r in report.results if r.standing not in (Verdict.NOT_RUN, Outcome.NOT_RUN)]
+
+
+def not_run_line(report: Report) -> str | None:
+    """``92 entries did not run: the run was interrupted``, or None when every one ran."""
+    missing = len(report.results) - len(ran(report))
+    if not missing:
+        return None
+    why = "the run was interrupted" if report.interrupted else "the run stopped before them"
+    return f"{count(missing, report.noun)} did not run: {why}"
+
+
+def summary(report: Report) -> list[str]:
+    """The lines under the table: how many did not run, and the summary line."""
+    text = f"{report.summary_line()}  ({printable(_environments(report))})"
+    return [line for line in (not_run_line(report), text) if line]
+
+
 def _columns(report: Report) -> tuple[Row, list[Row], list[int]]:
     """The header and cells but the reason's, and their columns' widths (the outcome's capped)."""
     judged = report.judged
@@ -57,7 +79,7 @@ def _columns(report: Report) -> tuple[Row, list[Row], list[int]]:
         (printable(r.id), r.outcome_text + (" (flaky)" if r.flaky else ""))
         + ((r.standing.label,) if judged else ())
         + (f"{r.duration:.1f}s",)
-        for r in report.results
+        for r in ran(report)
     ]
     widths = [max(len(text) for text in column) for column in zip(header, *cells, strict=False)]
     widths[1] = min(widths[1], OUTCOME_MAX)
@@ -98,15 +120,16 @@ def plain(report: Report, width: int) -> str | None:
     wide or control characters, markup, too little width)."""
     header, cells, widths = _columns(report)
     reason_width = _reason_width(widths, width)
-    reasons = [cut(_first_line(printable(r.reason)), reason_width) for r in report.results]
+    reasons = [cut(_first_line(printable(r.reason)), reason_width) for r in ran(report)]
     rows = [(*header, "reason"), *((*r, reason) for r, reason in zip(cells, reasons, strict=True))]
-    summary = f"{report.summary_line()}  ({printable(_environments(report))})"
-    texts = [summary, *(text for row in rows for text in row)]
+    below = summary(report)
+    texts = [*below, *(text for row in rows for text in row)]
     if any(map(_rich_only, texts)):
         return None
     widths = [*widths, max(len(row[-1]) for row in rows)]
     total = sum(widths) + 2 * (len(widths) - 1)
-    if total > width or len(summary) > width or any(len(row[1]) > widths[1] for row in rows):
+    too_wide = total > width or any(len(line) > width for line in below)
+    if too_wide or any(len(row[1]) > widths[1] for row in rows):
         return None
     time = len(widths) - 2  # the one column set flush right
     lines = [
@@ -117,7 +140,7 @@ def plain(report: Report, width: int) -> str | None:
         for row in rows
     ]
     lines.insert(1, "\N{BOX DRAWINGS LIGHT HORIZONTAL}" * total)
-    return "\n".join([*lines, summary, ""])
+    return "\n".join([*lines, *below, ""])
 
 
 def render(report: Report, console: Console) -> None:
@@ -135,7 +158,7 @@ def render(report: Report, console: Console) -> None:
         table.add_column("verdict", no_wrap=True, min_width=widths[2])
     table.add_column("time", justify="right", no_wrap=True, min_width=widths[-1])
     table.add_column("reason", no_wrap=True)
-    for r, row in zip(report.results, cells, strict=True):
+    for r, row in zip(ran(report), cells, strict=True):
         colour = r.standing.colour
         entry_id, outcome, *standing, seconds = row
         coloured = [f"[{colour}]{text}[/]" for text in standing]
@@ -146,5 +169,8 @@ def render(report: Report, console: Console) -> None:
             markup_safe(cut(_first_line(printable(r.reason)), reason_width)),
         )  # fmt: skip
     console.print(table)
+    missing = not_run_line(report)
+    if missing:
+        console.print(missing, highlight=False)
     envs = markup_safe(_environments(report))
     console.print(f"{report.summary_line()}  [dim]({envs})[/]", highlight=False)

@@ -58,7 +58,7 @@ class Progress(Protocol):
     def item_started(self, item: str) -> None: ...
     def item_finished(self, item: str) -> None: ...
     def line(self, text: str, style: str = "") -> None: ...
-    def result(self, text: str, style: str = "") -> None: ...
+    def result(self, text: str, style: str = "", mark: str = "") -> None: ...
     def advance(self, count: int = 1) -> None: ...
     def stop(self) -> None: ...
 
@@ -81,7 +81,7 @@ class Silent:
     def line(self, text: str, style: str = "") -> None:
         pass
 
-    def result(self, text: str, style: str = "") -> None:
+    def result(self, text: str, style: str = "", mark: str = "") -> None:
         pass
 
     def advance(self, count: int = 1) -> None:
@@ -91,17 +91,34 @@ class Silent:
         pass
 
 
+MARKS_PER_LINE = 60
+
+
 class PlainProgress:
-    """One line per event, for CI logs and pipes: ``[3/9] text`` when the total is known."""
+    """For CI logs and pipes: a line per event, ``[3/9] text`` when the total is known; a
+    finished item that has a mark (``.``, ``R``, ``s``...) is that one character, as pytest
+    prints its dots, :data:`MARKS_PER_LINE` to a line that ends in how far the run is."""
 
     def __init__(self, stream: IO[str] | None = None) -> None:
         self.stream = stream or sys.stderr
         self.total: int | None = None
         self.done = 0
+        self.marks = 0  # marks on the line being written; 0 when none is open
         self._lock = threading.Lock()
 
     def _print(self, text: str) -> None:
+        self._end_marks()
         print(printable(text), file=self.stream, flush=True)
+
+    def _end_marks(self) -> None:
+        """Close a line of marks with the count so far, before any other line is printed."""
+        if not self.marks:
+            return
+        pad = " " * (MARKS_PER_LINE - self.marks + 1)
+        total = f"/{self.total}" if self.total is not None else ""
+        width = len(str(self.total)) if self.total is not None else 0
+        print(f"{pad}[{self.done:>{width}}{total}]", file=self.stream, flush=True)
+        self.marks = 0
 
     def start(self, title: str, total: int | None = None) -> None:
         with self._lock:
@@ -127,16 +144,24 @@ class PlainProgress:
             width = len(str(self.total))
             self._print(f"[{min(self.done + 1, self.total):>{width}}/{self.total}] {text}")
 
-    def result(self, text: str, style: str = "") -> None:
-        """A finished item's line: a log's only record of it before the table at the end."""
-        self.line(text, style)
+    def result(self, text: str, style: str = "", mark: str = "") -> None:
+        """A finished item: its mark, or without one its line."""
+        if not mark:
+            self.line(text, style)
+            return
+        with self._lock:
+            print(mark, end="", file=self.stream, flush=True)
+            self.marks += 1
 
     def advance(self, count: int = 1) -> None:
         with self._lock:
             self.done += count
+            if self.marks >= MARKS_PER_LINE:  # after the count, so the line ends with its own
+                self._end_marks()
 
     def stop(self) -> None:
-        pass
+        with self._lock:
+            self._end_marks()
 
 
 FIXED_COLUMNS = 44  # spinner, bar, count and elapsed time, with the spaces between them
@@ -242,8 +267,8 @@ class RichProgress:
 
         self.progress.console.print(Text(f"  {printable(text)}", style=style), highlight=False)
 
-    def result(self, text: str, style: str = "") -> None:
-        """Nothing: on a terminal the bar counts what finished and the table then shows it."""
+    def result(self, text: str, style: str = "", mark: str = "") -> None:
+        """Nothing: on a terminal the bar counts what finished, and the end shows what matters."""
 
     def advance(self, count: int = 1) -> None:
         if self.task is not None:
@@ -294,8 +319,15 @@ def drop_bad_terminal_sizes() -> None:
 
 
 def output_width(stream: IO[str] | None = None) -> int:
-    """The columns a table or listing on ``stream`` fits: ``$COLUMNS`` when it is a terminal's
-    size (as Rich and Click read it), else the terminal's width, else :data:`PIPE_WIDTH`."""
+    """The columns a table or listing on ``stream`` fits: :func:`known_width`, else
+    :data:`PIPE_WIDTH`."""
+    return known_width(stream) or PIPE_WIDTH
+
+
+def known_width(stream: IO[str] | None = None) -> int | None:
+    """The columns of what ``stream`` shows: ``$COLUMNS`` when it is a terminal's size (as Rich
+    and Click read it), else the terminal's width; None in a pipe or a file, where prose keeps
+    its lines whole rather than guess a width (a CI log wraps them itself)."""
     import os
 
     columns = terminal_size_variable("COLUMNS")
@@ -304,10 +336,10 @@ def output_width(stream: IO[str] | None = None) -> int:
     stream = stream or sys.stdout
     try:
         if stream.isatty():
-            return os.get_terminal_size(stream.fileno()).columns or PIPE_WIDTH
+            return os.get_terminal_size(stream.fileno()).columns or None
     except (OSError, ValueError, AttributeError):  # closed, or a stream with no descriptor
         pass
-    return PIPE_WIDTH
+    return None
 
 
 def plain_stream(stream: IO[str]) -> bool:

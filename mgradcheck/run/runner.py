@@ -219,6 +219,7 @@ class Runner:
         self.progress.result(
             f"{result.id}: {result.outcome_text} -> {verdict.label} ({result.duration:.1f}s)",
             verdict.colour,
+            verdict.mark,
         )
         self.progress.advance()
         if self.on_result is not None:

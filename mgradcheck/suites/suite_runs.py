@@ -134,7 +134,11 @@ def run_tests(
         result = result_of(tests[index], [observation(item)], env)
         results[index] = result
         reason = f" ({result.reason})" if result.reason and result.standing.is_failure else ""
-        progress.result(f"{result.id}: {result.outcome_text}{reason}", result.standing.colour)
+        progress.result(
+            f"{result.id}: {result.outcome_text}{reason}",
+            result.standing.colour,
+            result.standing.mark,
+        )
         progress.advance()
         if on_result is not None:
             on_result(result)

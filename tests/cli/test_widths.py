@@ -51,15 +51,16 @@ def test_show_wraps_its_text_at_the_width(width: int) -> None:
     assert max(map(len, shown.output.splitlines()[:12])) > (width - 10)  # the width is used
 
 
-def run_table(width: int | None) -> list[str]:
-    result = invoke(["run", "--corpus", str(BEHAVIOURS), "passes", "raises", "-q"], width)
+def run_table(width: int | None, *more: str) -> list[str]:
+    args = ["run", "--corpus", str(BEHAVIOURS), "passes", "raises", "-q", *more]
+    result = invoke(args, width)
     assert result.exit_code == 1, result.output
     return result.output.splitlines()
 
 
 @pytest.mark.parametrize("width", [*WIDTHS, None])
 def test_the_run_table_in_a_pipe_fits_columns_or_100(width: int | None) -> None:
-    lines = run_table(width)
+    lines = run_table(width, "-v")
     assert lines[0].split() == ["id", "outcome", "verdict", "time", "reason"]
     assert max(map(len, lines)) <= (width or 100)
     assert all(line == line.rstrip() for line in lines)  # no row padded out to the width

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 
 from rich.console import Console
 
@@ -36,6 +37,7 @@ def test_the_runner_says_what_starts_and_finishes() -> None:
     ]
     assert progress.running == set()
     assert all(line.endswith("s)") for line in progress.lines)  # each finished line has its time
+    assert sorted(progress.marks) == [".", "R"]  # the verdicts' marks, for a log's dots
 
 
 def test_rich_shows_the_running_items_and_their_times() -> None:
@@ -64,15 +66,39 @@ def test_plain_and_silent_take_the_same_calls() -> None:
     assert out.getvalue() == "t\n[1/1] a: pass -> as expected (0.1s)\n"
 
 
-def test_a_terminal_shows_each_result_once_in_the_table_a_log_also_as_a_line() -> None:
-    """The README's promise: on a terminal the bar counts what finished and the table at the end
-    shows it; a log (a pipe, CI) gets one line per finished entry as well."""
+def test_a_terminal_counts_each_result_with_its_bar_a_log_as_a_mark() -> None:
+    """The README's promise: on a terminal the bar counts what finished; a log (a pipe, CI) gets
+    a character per finished entry, as pytest's dots, and its line ends in the count."""
     from mgradcheck.run.stages import prepare
 
     command, env = prepare(environment().interpreter)
     terminal, log = io.StringIO(), io.StringIO()
     console = Console(file=terminal, width=80, force_terminal=True, color_system=None)
+    entries = [behaviour("passes"), behaviour("raises")]
     for progress in (RichProgress(console), PlainProgress(log)):
-        Runner(command, env, RunOptions(jobs=1), progress).run([behaviour("passes")])
-    assert "passes: pass -> as expected" in log.getvalue()
-    assert "passes: pass -> as expected" not in terminal.getvalue()
+        Runner(command, env, RunOptions(jobs=1), progress).run(entries)
+    title, marks = log.getvalue().splitlines()
+    assert title.endswith("2 entries on " + env.label)
+    assert re.fullmatch(r"\.R {59}\[2/2\]", marks)
+    assert "passes: pass" not in terminal.getvalue() and "passes: pass" not in log.getvalue()
+
+
+def test_marks_fill_lines_of_sixty_and_other_lines_close_them() -> None:
+    log = io.StringIO()
+    progress = PlainProgress(log)
+    progress.start("t", total=130)
+    for n in range(125):
+        progress.result(f"e{n}: pass -> as expected (0.1s)", mark="." if n % 7 else "R")
+        progress.advance()
+    progress.line("a note")
+    for _ in range(5):
+        progress.result("e: skip -> skipped (0.0s)", mark="s")
+        progress.advance()
+    progress.stop()
+    lines = log.getvalue().splitlines()
+    assert lines[0] == "t"
+    assert lines[1].startswith("R......R") and lines[1].endswith(" [ 60/130]")
+    assert len(lines[1]) == len(lines[2]) and lines[2].endswith(" [120/130]")
+    assert lines[3] == "....." + " " * 56 + "[125/130]"
+    assert lines[4] == "[126/130] a note"
+    assert lines[5] == "sssss" + " " * 56 + "[130/130]"
