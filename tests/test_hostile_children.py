@@ -153,7 +153,7 @@ def test_an_ascii_terminal_changes_nothing_but_how_text_looks(tmp_path: Path) ->
             "PYTHONIOENCODING": variables.get("PYTHONIOENCODING", ""),
         }
         done = subprocess.run(
-            [*MGRADCHECK, "run", "hostile-title", "--corpus", str(HOSTILE)],
+            [*MGRADCHECK, "run", "hostile-title", "--corpus", str(HOSTILE), "-v"],
             capture_output=True, timeout=WAIT, check=False, env=env,
         )  # fmt: skip
         assert done.returncode == 0, done.stderr.decode(errors="replace")
