@@ -101,15 +101,16 @@ def safe_name(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text)
 
 
-def kernel_dir(mlx: str | None, backend: str | None, python: str) -> Path:
-    """Where one MLX release keeps its compiled CPU kernels (its children's ``TMPDIR``s are
-    seeded from it and merged back into it: see :mod:`mgradcheck.run.kernels`).
+def kernel_dir(root: Path, mlx: str | None, backend: str | None, python: str, build: str) -> Path:
+    """Where one build of MLX keeps its compiled CPU kernels, under ``root`` (its children's
+    ``TMPDIR``s are seeded from it and merged back into it: see :mod:`mgradcheck.run.kernels`).
 
-    Old releases name their kernel files the same way across versions, so each
-    release gets its own directory; it persists so warm kernels are reused.
+    Old releases name their kernel files the same way across versions, and a build of a
+    branch the same way as its version's release, so each build gets its own directory;
+    it persists so warm kernels are reused.
     """
-    name = safe_name(f"mlx-{mlx}-{backend}-py{python}")
-    return make_dir(cache_root() / "kernels" / name)
+    name = safe_name(f"mlx-{mlx}-{backend}-py{python}-{build}")
+    return make_dir(root / name)
 
 
 def last_report() -> Path:

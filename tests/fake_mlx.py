@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 # imports this module inside a bare build environment.
 if TYPE_CHECKING:
     from mgradcheck.releases.settings import Settings
-    from mgradcheck.releases.store import ResultsStore
+    from mgradcheck.releases.store import ResultsStore, StoredRuns
 
 FIXTURES = Path(__file__).parent / "fixtures" / "releases"
 VERSIONS = ("1.0.0", "1.1.0", "1.2.0", "1.3.0", "1.4.0", "1.5.0", "1.6.0")
@@ -176,4 +176,22 @@ def settings(wheels: Path, store: ResultsStore | None = None, use_cached: bool =
         venvs.Installer.UV,
         store=store or ResultsStore(),
         use_cached=use_cached,
+    )
+
+
+def stored(wheels: Path, content_hash: str, version: str) -> StoredRuns | None:
+    """What the store holds of an entry (by its content hash) on a fake release, as the
+    environment built from ``wheels`` holds it."""
+    from packaging.version import Version
+
+    from mgradcheck.releases.on_release import installed_build
+    from mgradcheck.releases.store import ProbeKey, ResultsStore
+
+    where = settings(wheels)
+    build = installed_build(Version(version), where)
+    if build is None:
+        return None
+    target = where.target
+    return ResultsStore().get(
+        ProbeKey(content_hash, version, target.backend, target.platform, build)
     )
