@@ -133,6 +133,22 @@ def write_fake_mlx(
         write_wheel(directory, "mlx-cuda-13", version, {"mlx_fake_gpu.py": b""})
 
 
+def branch_build(wheels: Path, directory: Path, version: str) -> Path:
+    """``wheels`` again in ``directory``, but with the ``mlx`` wheel of ``version`` built from
+    a branch: same name and version, its grad not halved (the fake bug of 1.2 fixed)."""
+    import shutil
+
+    directory.mkdir(parents=True, exist_ok=True)
+    for wheel in wheels.glob("*.whl"):
+        if not wheel.name.startswith(f"mlx-{version}-"):
+            shutil.copy(wheel, directory / wheel.name)
+    core = CORE.format(version=version).replace("d / 2 if", "d / 2 if False and")
+    metadata = ["Provides-Extra: cpu", f'Requires-Dist: mlx-cpu=={version}; extra == "cpu"']
+    files = {"mlx/__init__.py": b"", "mlx/core.py": core.encode()}
+    write_wheel(directory, "mlx", version, files, metadata)
+    return directory
+
+
 def repack_numpy(directory: Path) -> Path:
     """The test interpreter's NumPy as a wheel (with a fresh RECORD), so fake environments need no index."""
     dist = importlib.metadata.distribution("numpy")

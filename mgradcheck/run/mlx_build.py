@@ -10,8 +10,7 @@ another build. Reading two small files costs far less than hashing the 20 MB
 library, and whether the files still match their RECORD is the environment's check.
 
 Only a virtual environment that does not see the base's site-packages, started with
-no ``PYTHONPATH``, ``PYTHONHOME`` or ``PYTHONUSERBASE`` and holding no editable MLX,
-can be read so: anywhere else what it imports is not told by its files alone, and
+no ``PYTHONHOME`` or ``PYTHONUSERBASE`` and holding no editable MLX, can be read so: anywhere else what it imports is not told by its files alone, and
 its build is unknown (None).
 """
 
@@ -63,9 +62,25 @@ def distributions(venv: Path) -> list[Path] | None:
     return found
 
 
+def _imports_mlx(path: str) -> bool:
+    """Whether a ``PYTHONPATH`` holds a package or module named mlx."""
+    return any(
+        os.path.exists(os.path.join(where, name))
+        for where in path.split(os.pathsep)
+        if where
+        for name in ("mlx", "mlx.py")
+    )
+
+
 def identity(python: str, env: Mapping[str, str]) -> str | None:
-    """The build of MLX ``python`` imports (16 hex digits), or None when its files cannot say."""
-    found = isolated_venv(python, env)
+    """The build of MLX ``python`` imports (16 hex digits), or None when its files cannot say.
+
+    A ``PYTHONPATH`` comes before site-packages, but only an mlx on it changes which MLX is
+    imported (mgradcheck's own checkout on it, say, does not).
+    """
+    if _imports_mlx(env.get("PYTHONPATH", "")):
+        return None
+    found = isolated_venv(python, {k: v for k, v in env.items() if k != "PYTHONPATH"})
     dists = distributions(found[0]) if found is not None else None
     if not dists:
         return None
