@@ -68,14 +68,19 @@ def user_cache_dir(environ: Mapping[str, str] = os.environ, platform: str = sys.
 
 
 def _holds_other_things(root: Path) -> bool:
-    """Whether ``root`` is a directory with things in it and no cache tag."""
-    if (root / "CACHEDIR.TAG").exists():
-        return False
+    """Whether ``root`` is a directory with things in it and no cache tag.
+
+    Two commands started at once on a new cache must not keep their environments and
+    results in two roots: the tag another mgradcheck is writing (``.CACHEDIR.TAG.XXXXXXXX.tmp``)
+    is not another thing, and as it writes the tag before anything else, what is seen
+    before the tag is looked for again belongs to the cache.
+    """
     try:
         with os.scandir(root) as entries:
-            return any(True for _ in entries)
+            other = any(not entry.name.startswith(".CACHEDIR.TAG.") for entry in entries)
     except OSError:
         return False  # missing (mgradcheck makes it), or not a directory (make_dir says so)
+    return other and not (root / "CACHEDIR.TAG").exists()
 
 
 def make_dir(path: Path) -> Path:
