@@ -167,7 +167,8 @@ def run_release(
     def stored(identity: str | None) -> list[R]:
         """Take what the store has for this build; what is still missing."""
         for e in entries:
-            if e.id not in done and (run := from_store(e, version, settings, identity)):
+            run = None if e.id in done else from_store(e, version, settings, identity)
+            if run is not None:
                 done[e.id] = run
         return [e for e in entries if e.id not in done]
 

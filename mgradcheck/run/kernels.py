@@ -81,6 +81,13 @@ def libraries(root: Path) -> Iterator[tuple[str, os.DirEntry[str]]]:
 
 
 def _whole(head: bytes, size: int) -> bool:
+    """Whether a library of ``size`` bytes that starts with ``head`` is all there: an ELF
+    shared object whose header and section headers are written.
+
+    GNU ld writes the ELF header last (the file starts with zeros until then) and the
+    section header table at the end of the file. A Mach-O library counts as whole: Apple's
+    linker writes it under a temporary name and renames it.
+    """
     if head[:4] in _MACHO:
         return True
     if head[:4] != b"\x7fELF" or len(head) < 64 or head[4] not in (1, 2) or head[5] not in (1, 2):
@@ -90,21 +97,6 @@ def _whole(head: bytes, size: int) -> bool:
     table: int = struct.unpack_from(order + ("Q" if wide else "I"), head, 0x28 if wide else 0x20)[0]
     entry, count = struct.unpack_from(order + "HH", head, 0x3A if wide else 0x2E)
     return bool(kind == _ET_DYN and count > 0 and table + entry * count <= size)
-
-
-def whole(path: str) -> bool:
-    """Whether a library is all there: an ELF shared object whose header and section headers
-    are written.
-
-    GNU ld writes the ELF header last (the file starts with zeros until then) and the
-    section header table at the end of the file. A Mach-O library counts as whole: Apple's
-    linker writes it under a temporary name and renames it.
-    """
-    try:
-        with open(path, "rb") as f:
-            return _whole(f.read(64), os.fstat(f.fileno()).st_size)
-    except OSError:
-        return False
 
 
 def built_kernel(path: str, kernel: str, limit: int) -> int | None:
@@ -159,7 +151,7 @@ def forget_rewritten(shared: Path, seeded: Collection[str], since: int) -> int:
 
     Nothing writes a published library: MLX only builds one that is missing, and the
     rename that publishes it keeps its time. So a later time is a child writing through
-    its link into the shared file itself. One ``stat`` a seeded library, a microsecond.
+    its link into the shared file itself. One ``stat`` a seeded library: a few microseconds.
     """
     removed = 0
     for relative in seeded:
@@ -250,5 +242,4 @@ __all__ = [
     "own_tmpdir",
     "publish",
     "seed",
-    "whole",
 ]

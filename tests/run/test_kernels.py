@@ -118,9 +118,10 @@ def test_a_library_is_whole_once_its_linker_has_written_its_header_and_section_h
         ("program", elf()[:16] + b"\2\0" + elf()[18:], False),  # ET_EXEC: not a library
         ("macho", b"\xcf\xfa\xed\xfe" + b"\0" * 60, True),  # Apple's linker renames a whole file
     ]:
-        (tmp_path / name).write_bytes(data)
-        assert kernels.whole(str(tmp_path / name)) is expected, name
-    assert not kernels.whole(str(tmp_path / "missing"))
+        (tmp_path / name).write_bytes(data + b"\0k\0")  # and the function it defines
+        found = kernels.built_kernel(str(tmp_path / name), "k", kernels.MAX_BYTES)
+        assert (found is not None) is expected, name
+    assert kernels.built_kernel(str(tmp_path / "missing"), "k", kernels.MAX_BYTES) is None
 
 
 # A child of a fake release: checks it was seeded, builds a whole library, one that ld left half
