@@ -68,14 +68,19 @@ def user_cache_dir(environ: Mapping[str, str] = os.environ, platform: str = sys.
 
 
 def _holds_other_things(root: Path) -> bool:
-    """Whether ``root`` is a directory with things in it and no cache tag."""
-    if (root / "CACHEDIR.TAG").exists():
-        return False
+    """Whether ``root`` is a directory with things in it and no cache tag.
+
+    Two commands started at once on a new cache must not keep their environments and
+    results in two roots: the tag another mgradcheck is writing (``.CACHEDIR.TAG.XXXXXXXX.tmp``)
+    is not another thing, and as it writes the tag before anything else, what is seen
+    before the tag is looked for again belongs to the cache.
+    """
     try:
         with os.scandir(root) as entries:
-            return any(True for _ in entries)
+            other = any(not entry.name.startswith(".CACHEDIR.TAG.") for entry in entries)
     except OSError:
         return False  # missing (mgradcheck makes it), or not a directory (make_dir says so)
+    return other and not (root / "CACHEDIR.TAG").exists()
 
 
 def make_dir(path: Path) -> Path:
@@ -101,15 +106,16 @@ def safe_name(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text)
 
 
-def kernel_dir(mlx: str | None, backend: str | None, python: str) -> Path:
-    """Where one MLX release keeps its compiled CPU kernels (its children's ``TMPDIR``s are
-    seeded from it and merged back into it: see :mod:`mgradcheck.run.kernels`).
+def kernel_dir(root: Path, mlx: str | None, backend: str | None, python: str, build: str) -> Path:
+    """Where one build of MLX keeps its compiled CPU kernels, under ``root`` (its children's
+    ``TMPDIR``s are seeded from it and merged back into it: see :mod:`mgradcheck.run.kernels`).
 
-    Old releases name their kernel files the same way across versions, so each
-    release gets its own directory; it persists so warm kernels are reused.
+    Old releases name their kernel files the same way across versions, and a build of a
+    branch the same way as its version's release, so each build gets its own directory;
+    it persists so warm kernels are reused.
     """
-    name = safe_name(f"mlx-{mlx}-{backend}-py{python}")
-    return make_dir(cache_root() / "kernels" / name)
+    name = safe_name(f"mlx-{mlx}-{backend}-py{python}-{build}")
+    return make_dir(root / name)
 
 
 def last_report() -> Path:

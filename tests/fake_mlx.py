@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 # imports this module inside a bare build environment.
 if TYPE_CHECKING:
     from mgradcheck.releases.settings import Settings
-    from mgradcheck.releases.store import ResultsStore
+    from mgradcheck.releases.store import ResultsStore, StoredRuns
 
 FIXTURES = Path(__file__).parent / "fixtures" / "releases"
 VERSIONS = ("1.0.0", "1.1.0", "1.2.0", "1.3.0", "1.4.0", "1.5.0", "1.6.0")
@@ -133,6 +133,22 @@ def write_fake_mlx(
         write_wheel(directory, "mlx-cuda-13", version, {"mlx_fake_gpu.py": b""})
 
 
+def branch_build(wheels: Path, directory: Path, version: str) -> Path:
+    """``wheels`` again in ``directory``, but with the ``mlx`` wheel of ``version`` built from
+    a branch: same name and version, its grad not halved (the fake bug of 1.2 fixed)."""
+    import shutil
+
+    directory.mkdir(parents=True, exist_ok=True)
+    for wheel in wheels.glob("*.whl"):
+        if not wheel.name.startswith(f"mlx-{version}-"):
+            shutil.copy(wheel, directory / wheel.name)
+    core = CORE.format(version=version).replace("d / 2 if", "d / 2 if False and")
+    metadata = ["Provides-Extra: cpu", f'Requires-Dist: mlx-cpu=={version}; extra == "cpu"']
+    files = {"mlx/__init__.py": b"", "mlx/core.py": core.encode()}
+    write_wheel(directory, "mlx", version, files, metadata)
+    return directory
+
+
 def repack_numpy(directory: Path) -> Path:
     """The test interpreter's NumPy as a wheel (with a fresh RECORD), so fake environments need no index."""
     dist = importlib.metadata.distribution("numpy")
@@ -176,4 +192,22 @@ def settings(wheels: Path, store: ResultsStore | None = None, use_cached: bool =
         venvs.Installer.UV,
         store=store or ResultsStore(),
         use_cached=use_cached,
+    )
+
+
+def stored(wheels: Path, content_hash: str, version: str) -> StoredRuns | None:
+    """What the store holds of an entry (by its content hash) on a fake release, as the
+    environment built from ``wheels`` holds it."""
+    from packaging.version import Version
+
+    from mgradcheck.releases.on_release import installed_build
+    from mgradcheck.releases.store import ProbeKey, ResultsStore
+
+    where = settings(wheels)
+    build = installed_build(Version(version), where)
+    if build is None:
+        return None
+    target = where.target
+    return ResultsStore().get(
+        ProbeKey(content_hash, version, target.backend, target.platform, build)
     )

@@ -31,9 +31,8 @@ import mgradcheck
 from mgradcheck.cli import cli
 from mgradcheck.corpus.loader import load
 from mgradcheck.envs import inventory, venvs
-from mgradcheck.index.installable import Target
 from mgradcheck.paths import cache_root
-from mgradcheck.releases.store import ProbeKey, ResultsStore, StoredRuns
+from mgradcheck.releases.store import StoredRuns
 from mgradcheck.reports import json_report
 from tests import builders, fake_mlx
 from tests.conftest import BEHAVIOURS
@@ -284,13 +283,8 @@ code: |
 """
 
 
-def stored_versions(entry_hash: str) -> set[str]:
-    store, platform = ResultsStore(), Target.current().platform
-    return {
-        v
-        for v in fake_mlx.VERSIONS
-        if store.get(ProbeKey(entry_hash, v, "cpu", platform)) is not None
-    }
+def stored_versions(wheels: Path, entry_hash: str) -> set[str]:
+    return {v for v in fake_mlx.VERSIONS if fake_mlx.stored(wheels, entry_hash, v)}
 
 
 def test_an_interrupted_bisect_stops_its_probe_and_resumes_from_the_store(
@@ -314,7 +308,7 @@ def test_an_interrupted_bisect_stops_its_probe_and_resumes_from_the_store(
     assert "interrupted by SIGINT" in first.stderr and "Traceback" not in first.stderr
     assert survivors([child, grandchild]) == []
     assert out.read_text() == OLD  # no result yet: the old file is left whole
-    stored = stored_versions(entry.content_hash)
+    stored = stored_versions(fake_wheels, entry.content_hash)
     assert {"1.6.0", "1.2.0"} <= stored  # both ends were checked before the search began
     assert "1.3.0" not in stored  # the interrupted probe says nothing and is not kept
 
@@ -342,11 +336,11 @@ def assert_cache_whole(cache: Path, judged: set[tuple[str, str]]) -> None:
         else:
             assert env.version in fake_mlx.BROKEN
     assert list(cache.glob("**/.*.tmp")) == []
+    kept = set()
     for path in (cache / "results").glob("*/*.json"):
-        StoredRuns.from_json(json.loads(path.read_text()))
-    platform = Target.current().platform
-    for content_hash, version in judged:
-        assert ResultsStore().get(ProbeKey(content_hash, version, "cpu", platform)) is not None
+        key = StoredRuns.from_json(json.loads(path.read_text())).key
+        kept.add((key.content_hash, key.release))
+    assert judged <= kept
 
 
 def judged_probes(report: Path) -> set[tuple[str, str]]:

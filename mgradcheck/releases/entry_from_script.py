@@ -28,6 +28,7 @@ from mgradcheck.corpus.scaffold import Script, entry_code
 from mgradcheck.corpus.yamlsource import SourceError
 from mgradcheck.errors import CorpusError, HarnessError, UsageError, WriteError
 from mgradcheck.outcomes import Outcome
+from mgradcheck.releases.on_release import installed_build
 from mgradcheck.releases.regress import Judged, RegressOn, State, judge
 from mgradcheck.releases.release_matrix import Flip, Matrix, chosen_releases, run_shown
 from mgradcheck.releases.settings import Settings
@@ -183,7 +184,8 @@ def make(
     matrix = run_shown([draft], versions, settings, RegressOn.NON_PASS, None, jobs, progress)
     runs: dict[Version, tuple[Observation, ...]] = {}
     for version in versions:  # the runs behind each cell, from the store the matrix fills
-        stored = settings.store.get(settings.key(draft, version))
+        build = installed_build(version, settings)
+        stored = settings.store.get(settings.key(draft, version, build)) if build else None
         if stored is not None:
             runs[version] = stored.runs
     bug = signature([runs[v] for v in versions if v in runs])

@@ -4,8 +4,8 @@ Shared by ``bisect`` (one entry, one release at a time) and ``matrix`` (many
 entries, releases in parallel), and by ``tests --matrix`` for the tests of an
 upstream suite: anything :class:`~mgradcheck.releases.store.Runnable` (an id,
 a title, a content hash) with a way to run it (:data:`Execute`; corpus entries
-by default). An item already in the store for this release, backend and
-platform is not run again; a release that cannot be installed or started gives
+by default). An item already in the store for this release, backend, platform
+and build is not run again; a release that cannot be installed or started gives
 every item a :class:`ReleaseRun` with a problem instead of runs, which the
 callers read as Unknown.
 """
@@ -31,6 +31,7 @@ from mgradcheck.index.installable import list_releases
 from mgradcheck.releases.choice import Commit, Mlx, Release, WorkTree
 from mgradcheck.releases.settings import Settings
 from mgradcheck.releases.store import Runnable, StoredRuns
+from mgradcheck.run import mlx_build
 from mgradcheck.run.child_process import ChildCommand
 from mgradcheck.run.display import Progress, Silent
 from mgradcheck.run.observation import Environment, Observation
@@ -66,10 +67,29 @@ class ReleaseRun:
         return "unavailable" if self.problem and not self.runs else counts(self.runs)
 
 
-def from_store(entry: Runnable, version: Version, settings: Settings) -> ReleaseRun | None:
-    if not settings.use_cached:
+def build_of(python: str) -> str | None:
+    """The build of MLX the children of ``python`` import (see :mod:`mgradcheck.run.mlx_build`)."""
+    return mlx_build.identity(python, ChildCommand(python).env())
+
+
+def installed_build(version: Version, settings: Settings) -> str | None:
+    """The build of MLX in the release's environment, or None when it is not built.
+
+    Read from its files without its lock, so that a stored release needs no more: an
+    environment removed meanwhile reads as none, one rebuilt as the build it now holds.
+    """
+    spec = settings.spec(version)
+    env = venvs.ReleaseEnv(spec, venvs.envs_root() / spec.name, reused=True)
+    return build_of(env.python) if venvs.is_ready(env.path, spec.digest) else None
+
+
+def from_store(
+    entry: Runnable, version: Version, settings: Settings, build: str | None
+) -> ReleaseRun | None:
+    """The stored runs of ``entry`` on this build of the release (none for an unknown build)."""
+    if not settings.use_cached or build is None:
         return None
-    stored = settings.store.get(settings.key(entry, version))
+    stored = settings.store.get(settings.key(entry, version, build))
     if stored is None:
         return None
     return ReleaseRun(version, entry.id, stored.runs, stored.environment, cached=True)
@@ -145,10 +165,20 @@ def run_release(
     Raises :class:`~mgradcheck.errors.Interrupted` when the user stops the run (what finished is stored).
     """
     say = status or (lambda text: None)
-    done = {e.id: run for e in entries if (run := from_store(e, version, settings)) is not None}
-    missing = [e for e in entries if e.id not in done]
+    done: dict[str, ReleaseRun] = {}
+
+    def stored(identity: str | None) -> list[R]:
+        """Take what the store has for this build; what is still missing."""
+        for e in entries:
+            run = None if e.id in done else from_store(e, version, settings, identity)
+            if run is not None:
+                done[e.id] = run
+        return [e for e in entries if e.id not in done]
+
+    missing = stored(installed_build(version, settings))
     if not missing:
         return [done[e.id] for e in entries]
+    identity: str | None = None
 
     def problem(text: str) -> list[ReleaseRun]:
         done.update((e.id, ReleaseRun(version, e.id, problem=text)) for e in missing)
@@ -169,6 +199,10 @@ def run_release(
             command, environment = _prepare(env)
             if not _same_release(environment, version):
                 return problem(f"the environment for {version} runs mlx {environment.mlx}")
+            identity = build_of(env.python)
+            missing = stored(identity)  # (re)built just now: its build may have been run before
+            if not missing:
+                return [done[e.id] for e in entries]
             if execute is not None:
                 results, interrupted = execute(command, environment, missing, on_runner)
             else:  # without a way to run them, the items are corpus entries
@@ -179,9 +213,9 @@ def run_release(
     except (EnvironmentFailure, UsageError) as exc:  # not installed, or its interpreter unusable
         return problem(str(exc))
     for entry, runs in zip(missing, results, strict=True):
-        if settings.record:
+        if settings.record and identity is not None:
             settings.store.put(
-                StoredRuns(settings.key(entry, version), entry.id, runs, environment)
+                StoredRuns(settings.key(entry, version, identity), entry.id, runs, environment)
             )
         done[entry.id] = ReleaseRun(version, entry.id, runs, environment)
     if interrupted is not None:
@@ -266,7 +300,9 @@ __all__ = [
     "Execute",
     "ReleaseRun",
     "build_commit",
+    "build_of",
     "from_store",
+    "installed_build",
     "open_commit",
     "open_release",
     "open_target",

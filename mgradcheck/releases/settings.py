@@ -119,9 +119,10 @@ class Settings:
             self.retry_failed,
         )
 
-    def key(self, item: Runnable, version: Version) -> ProbeKey:
-        """Where the runs of ``item`` are stored: under --timeout, an entry's runs are those of
-        the entry with that timeout (its content hash holds the timeout)."""
+    def key(self, item: Runnable, version: Version, build: str) -> ProbeKey:
+        """Where the runs of ``item`` on this build of ``version`` are stored: under --timeout, an
+        entry's runs are those of the entry with that timeout (its content hash holds the timeout)."""
         if self.timeout is not None and isinstance(item, Entry):
             item = replace(item, timeout=self.timeout)
-        return ProbeKey(item.content_hash, str(version), self.target.backend, self.target.platform)
+        target = self.target
+        return ProbeKey(item.content_hash, str(version), target.backend, target.platform, build)

@@ -1,7 +1,9 @@
 """What each entry did on each release, kept on disk so that no release is run twice for it.
 
 Keyed by the entry's content hash (so editing an entry's code invalidates its
-results), the release, the backend and the platform. One JSON file per key,
+results), the release, the backend, the platform, and the build of MLX that ran
+(:mod:`mgradcheck.run.mlx_build`): a wheel built from a branch is not its version's
+release, and neither one's runs answer for the other. One JSON file per key,
 written atomically: bisect and matrix share it, and parallel writers never meet
 on the same file for long enough to matter (the last complete write wins).
 """
@@ -21,7 +23,7 @@ from mgradcheck.paths import cache_root, make_dir, safe_name
 from mgradcheck.run.observation import Environment, Observation
 
 SCHEMA = "mgradcheck-probe"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: the build is in the key; runs of 1 say not which build ran
 
 
 class Runnable(Protocol):
@@ -41,6 +43,7 @@ class ProbeKey:
     release: str
     backend: str
     platform: str
+    build: str  # which build of the release ran: mgradcheck.run.mlx_build.identity
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,7 @@ class StoredRuns:
             "release": self.key.release,
             "backend": self.key.backend,
             "platform": self.key.platform,
+            "build": self.key.build,
             "recorded": self.recorded,
             "environment": self.environment.to_json(),
             "runs": [r.to_json() for r in self.runs],
@@ -71,7 +75,9 @@ class StoredRuns:
     def from_json(cls, data: dict[str, Any]) -> StoredRuns:
         if data.get("schema") != SCHEMA or data.get("schema_version") != SCHEMA_VERSION:
             raise ValueError("not a stored probe of this schema version")
-        key = ProbeKey(data["content_hash"], data["release"], data["backend"], data["platform"])
+        key = ProbeKey(
+            data["content_hash"], data["release"], data["backend"], data["platform"], data["build"]
+        )
         return cls(
             key=key,
             entry_id=data["entry"],
@@ -91,7 +97,7 @@ class ResultsStore:
         self.root = root if root is not None else cache_root() / "results"
 
     def path(self, key: ProbeKey) -> Path:
-        name = safe_name(f"{key.platform}-{key.backend}-{key.release}") + ".json"
+        name = safe_name(f"{key.platform}-{key.backend}-{key.release}-{key.build}") + ".json"
         return self.root / safe_name(key.content_hash) / name
 
     def get(self, key: ProbeKey) -> StoredRuns | None:

@@ -30,8 +30,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from mgradcheck.run.mlx_build import distributions, isolated_venv
+
 FORMAT = 1
-_IMPORT_VARIABLES = ("PYTHONPATH", "PYTHONHOME", "PYTHONUSERBASE")
 
 
 def _identity(path: Path) -> list[int]:
@@ -41,35 +42,18 @@ def _identity(path: Path) -> list[int]:
 
 def key(python: str, env: Mapping[str, str]) -> dict[str, Any] | None:
     """What the probe's answer for ``python`` depends on, or None when that cannot be known."""
-    if any(env.get(name) for name in _IMPORT_VARIABLES):
+    found = isolated_venv(python, env)
+    dists = distributions(found[0]) if found is not None else None
+    if found is None or dists is None:
         return None
     given = Path(os.path.abspath(python))
-    venv = given.parent.parent
     try:
-        config = (venv / "pyvenv.cfg").read_text(encoding="utf-8")
         interpreter = _identity(given)
+        mlx = [[str(d), *_identity(d), *_identity(d / "RECORD")] for d in dists]
     except OSError:
         return None
-    settings = {
-        k.strip().lower(): v.strip()
-        for k, _, v in (line.partition("=") for line in config.splitlines())
-    }
-    if settings.get("include-system-site-packages", "false").lower() != "false":
-        return None
-    found: list[list[Any]] = []
-    for site in sorted(venv.glob("lib/python*/site-packages")) + sorted(
-        venv.glob("Lib/site-packages")
-    ):
-        for dist in sorted(site.glob("mlx*.dist-info")):
-            direct = dist / "direct_url.json"
-            try:
-                if direct.exists() and '"editable": true' in direct.read_text(encoding="utf-8"):
-                    return None  # built in place: its files change without its metadata
-                found.append([str(dist), *_identity(dist), *_identity(dist / "RECORD")])
-            except OSError:
-                return None
-    return {"format": FORMAT, "python": str(given), "binary": interpreter, "pyvenv": config,
-            "mlx": found}  # fmt: skip
+    return {"format": FORMAT, "python": str(given), "binary": interpreter, "pyvenv": found[1],
+            "mlx": mlx}  # fmt: skip
 
 
 def _path(root: Path, probe_key: Mapping[str, Any]) -> Path:

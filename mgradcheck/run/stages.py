@@ -127,14 +127,15 @@ def prepare(
     extra_env: dict[str, str] | None = None,
     kernels: Path | None = None,
 ) -> tuple[ChildCommand, Environment]:
-    """Probe the interpreter and return the command that runs entries in it, kernels cached per release.
+    """Probe the interpreter and return the command that runs entries in it, kernels cached per build.
 
-    ``kernels`` is where MLX's compiled CPU kernels are kept, by default one
-    directory per release under the cache root (a release environment passes
-    its own, kept with it); each child gets a TMPDIR of its own seeded from it
-    (:mod:`mgradcheck.run.kernels`).
+    ``kernels`` is where MLX's compiled CPU kernels are kept, by default under the
+    cache root (a release environment passes its own, kept with it), in one
+    directory per build of MLX (:mod:`mgradcheck.run.mlx_build`); each child gets a
+    TMPDIR of its own seeded from it (:mod:`mgradcheck.run.kernels`).
     """
-    from mgradcheck.paths import kernel_dir
+    from mgradcheck.paths import cache_root, kernel_dir
+    from mgradcheck.run.mlx_build import identity
 
     base = ChildCommand(python, extra_env)
     env = _probe(base)
@@ -146,8 +147,19 @@ def prepare(
             f"MLX is not importable by {python}; install it into that interpreter "
             f"({shlex.quote(python)} -m pip install '{package}'), or point --python at one that has it"
         )
-    kernels = kernels or kernel_dir(env.mlx, env.backend, env.python)
+    build = identity(python, base.env()) or _unidentified(python)
+    kernels = kernel_dir(
+        kernels or cache_root() / "kernels", env.mlx, env.backend, env.python, build
+    )
     return ChildCommand(python, extra_env, kernels=kernels), env
+
+
+def _unidentified(python: str) -> str:
+    """A build its files cannot name (an editable MLX, ``PYTHONPATH``) is known by its
+    interpreter alone: its kernels are kept apart from every other interpreter's."""
+    import zlib
+
+    return f"unidentified-{zlib.crc32(os.path.abspath(python).encode()):08x}"
 
 
 def _probe(command: ChildCommand) -> Environment:

@@ -21,7 +21,7 @@ from packaging.version import Version
 
 from mgradcheck.errors import Interrupted
 from mgradcheck.outcomes import Outcome
-from mgradcheck.releases.on_release import Execute
+from mgradcheck.releases.on_release import Execute, installed_build
 from mgradcheck.releases.settings import Settings
 from mgradcheck.releases.store import StoredRuns
 from mgradcheck.run.batches import BatchRunner, Finished
@@ -201,9 +201,9 @@ def store_runs(
 ) -> None:
     """Keep a release's runs of the tests for a later ``--matrix``: only runs of one test per
     child, since a test's outcome among others in one interpreter is not its own alone."""
-    if options.per_child != 1:
+    build = installed_build(version, settings)
+    if options.per_child != 1 or build is None:
         return
     for test, result in zip(tests, results, strict=True):
-        settings.store.put(
-            StoredRuns(settings.key(test, version), test.id, result.runs, result.environment)
-        )
+        key = settings.key(test, version, build)
+        settings.store.put(StoredRuns(key, test.id, result.runs, result.environment))

@@ -362,7 +362,9 @@ def test_timeout_means_seconds_per_run_wherever_entries_run(
     assert [s.timeout for s in seen] == [7.0, 7.0]
     # Runs under another timeout are stored as those of the entry with that timeout.
     entry = stages.load_corpus([])[0]
-    keys = {replace(seen[0], timeout=t).key(entry, Version("0.32.0")) for t in (None, 7.0, 8.0)}
+    keys = {
+        replace(seen[0], timeout=t).key(entry, Version("0.32.0"), "b") for t in (None, 7.0, 8.0)
+    }
     assert len(keys) == 3
     refused = CliRunner().invoke(cli, ["matrix", "--from-report", __file__, "--timeout", "7"])
     assert refused.exit_code == 2 and "--timeout is for runs made here" in refused.output

@@ -22,7 +22,6 @@ from mgradcheck.outcomes import Outcome
 from mgradcheck.releases.regress import State
 from mgradcheck.releases.release_matrix import Flip
 from mgradcheck.releases.signature import boundaries, signature
-from mgradcheck.releases.store import ResultsStore
 from mgradcheck.run.observation import Observation
 from tests import fake_mlx
 
@@ -89,7 +88,7 @@ def test_a_failed_check_between_two_releases(fake_wheels: Path, tmp_path: Path) 
     for version, bad in (("1.1.0", False), ("1.2.0", True), ("1.3.0", True), ("1.6.0", False)):
         assert entry.bug.expected(Version(version), "cpu") is bad
     # Its runs are stored under the entry's own hash: run, matrix and bisect reuse them.
-    assert ResultsStore().get(fake_mlx.settings(fake_wheels).key(entry, Version("1.2.0")))
+    assert fake_mlx.stored(fake_wheels, entry.content_hash, "1.2.0")
 
     again = new(fake_wheels, corpus, str(tmp_path / "halved_grad.py"))
     assert again.exit_code == 2 and "exists; give --force" in again.output
@@ -152,7 +151,7 @@ def test_the_range_tried_is_not_a_requirement(fake_wheels: Path, tmp_path: Path)
     assert asked.exit_code == 0, asked.output
     entry = next(e for e in load([corpus]) if e.id == "asked")
     assert str(entry.requires.mlx) == ">=1.1"
-    assert ResultsStore().get(fake_mlx.settings(fake_wheels).key(entry, Version("1.2.0")))
+    assert fake_mlx.stored(fake_wheels, entry.content_hash, "1.2.0")
 
 
 def test_an_exception_and_a_printed_value(fake_wheels: Path, tmp_path: Path) -> None:

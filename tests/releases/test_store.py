@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -10,7 +11,7 @@ from mgradcheck.releases.store import ProbeKey, ResultsStore, StoredRuns
 from mgradcheck.run.observation import Observation
 from tests.conftest import environment
 
-KEY = ProbeKey("0123456789abcdef", "0.29.1", "cpu", "linux-x86_64")
+KEY = ProbeKey("0123456789abcdef", "0.29.1", "cpu", "linux-x86_64", "5eed0f5eed0f5eed")
 
 
 def stored(*outcomes: Outcome, key: ProbeKey = KEY, **run: object) -> StoredRuns:
@@ -35,10 +36,11 @@ def test_keys_do_not_collide(tmp_path: Path) -> None:
     store = ResultsStore(tmp_path)
     store.put(stored(Outcome.FAIL))
     for other in (
-        ProbeKey("fedcba9876543210", "0.29.1", "cpu", "linux-x86_64"),
-        ProbeKey(KEY.content_hash, "0.29.2", "cpu", "linux-x86_64"),
-        ProbeKey(KEY.content_hash, "0.29.1", "metal", "linux-x86_64"),
-        ProbeKey(KEY.content_hash, "0.29.1", "cpu", "linux-aarch64"),
+        dataclasses.replace(KEY, content_hash="fedcba9876543210"),
+        dataclasses.replace(KEY, release="0.29.2"),
+        dataclasses.replace(KEY, backend="metal"),
+        dataclasses.replace(KEY, platform="linux-aarch64"),
+        dataclasses.replace(KEY, build="b0117f20b0117f20"),  # a build of the branch, say
     ):
         assert store.get(other) is None
 

@@ -31,6 +31,7 @@ mx.eval(f(mx.array([1.0, 2.0, 3.0])))
 CHILDREN = 10
 # A release that links each kernel in place in its TMPDIR (0.26.1 to 0.32.1 do; 0.32.4 renames).
 IN_PLACE = "0.32.0"
+CPU = os.path.join("mlx", "9.9", "cpu")  # where a release from 0.29 on puts its kernels
 
 
 def compile_at_once(python: str, shared: Path, rounds: int) -> list[str]:
@@ -92,15 +93,18 @@ def test_concurrent_children_never_load_a_half_written_kernel(
 # -- without MLX: the seeding, the merge and what counts as a whole library -----------------------
 
 
-def elf(size: int = 128, header: bool = True) -> bytes:
-    """A 64-bit ELF file of ``size`` bytes whose one section header ends at 128, as ld leaves it
-    (``header=False``: as ld leaves it before its last write, the header still zeros)."""
+def elf(size: int = 128, header: bool = True, kernel: str = "") -> bytes:
+    """A 64-bit ELF shared object of ``size`` bytes whose one section header ends at 128, as ld
+    leaves it (``header=False``: as ld leaves it before its last write, the header still
+    zeros); with ``kernel``, the name of the function it defines follows, as in its strings."""
     head = bytearray(64)
     if header:
         head[:6] = b"\x7fELF\x02\x01"
+        head[0x10:0x12] = (3).to_bytes(2, "little")  # e_type: ET_DYN
         head[0x28:0x30] = (64).to_bytes(8, "little")  # e_shoff
         head[0x3A:0x3E] = bytes([64, 0, 1, 0])  # e_shentsize, e_shnum
-    return bytes(head) + b"\0" * (size - 64)
+    symbol = b"\0" + kernel.encode() + b"\0" if kernel else b""
+    return bytes(head) + b"\0" * (size - 64) + symbol
 
 
 def test_a_library_is_whole_once_its_linker_has_written_its_header_and_section_headers(
@@ -111,11 +115,13 @@ def test_a_library_is_whole_once_its_linker_has_written_its_header_and_section_h
         ("cut", elf(100), False),  # the section header table not all there
         ("unheaded", elf(header=False), False),
         ("empty", b"", False),
+        ("program", elf()[:16] + b"\2\0" + elf()[18:], False),  # ET_EXEC: not a library
         ("macho", b"\xcf\xfa\xed\xfe" + b"\0" * 60, True),  # Apple's linker renames a whole file
     ]:
-        (tmp_path / name).write_bytes(data)
-        assert kernels.whole(str(tmp_path / name)) is expected, name
-    assert not kernels.whole(str(tmp_path / "missing"))
+        (tmp_path / name).write_bytes(data + b"\0k\0")  # and the function it defines
+        found = kernels.built_kernel(str(tmp_path / name), "k", kernels.MAX_BYTES)
+        assert (found is not None) is expected, name
+    assert kernels.built_kernel(str(tmp_path / "missing"), "k", kernels.MAX_BYTES) is None
 
 
 # A child of a fake release: checks it was seeded, builds a whole library, one that ld left half
@@ -143,7 +149,8 @@ def test_children_start_from_the_shared_kernels_and_merge_back_only_whole_new_on
     cpu = shared / "mlx" / "9.9" / "cpu"
     cpu.mkdir(parents=True)
     (cpu / "libwarm.so").write_bytes(elf())
-    code = partial(CHILD.format, warm=str(cpu / "libwarm.so"), whole=elf(), cut=elf(header=False))
+    whole, cut = elf(kernel="new"), elf(header=False)
+    code = partial(CHILD.format, warm=str(cpu / "libwarm.so"), whole=whole, cut=cut)
     command = ChildCommand(sys.executable, kernels=shared)
     runner = Runner(command, environment(), RunOptions(jobs=2), Silent())
     jobs = iter([Job("ok", code(hang=False), 30), Job("hang", code(hang=True), 2)])
@@ -153,7 +160,7 @@ def test_children_start_from_the_shared_kernels_and_merge_back_only_whole_new_on
     assert runs["ok"].outcome is Outcome.PASS, runs["ok"].message
     assert runs["hang"].outcome is Outcome.TIMEOUT
     assert sorted(p.name for p in cpu.iterdir()) == ["libnew.so", "libwarm.so"]
-    assert (cpu / "libnew.so").read_bytes() == elf()
+    assert (cpu / "libnew.so").read_bytes() == whole
     tmpdir = Path(runs["ok"].stdout.strip())
     assert tmpdir.name.startswith("ok.tmp-") and not tmpdir.exists()  # its own, and removed
 
@@ -162,11 +169,11 @@ def test_a_library_built_on_another_filesystem_is_copied_beside_its_place_then_r
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     shared, private = tmp_path / "shared", tmp_path / "private"
-    (shared / "cpu").mkdir(parents=True)
-    (shared / "cpu" / "libold.so").write_bytes(elf())
-    assert kernels.seed(shared, private) == {os.path.join("cpu", "libold.so")}
-    assert os.path.samefile(private / "cpu" / "libold.so", shared / "cpu" / "libold.so")
-    (private / "cpu" / "libnew.so").write_bytes(elf())
+    (shared / CPU).mkdir(parents=True)
+    (shared / CPU / "libold.so").write_bytes(elf())
+    assert kernels.seed(shared, private) == {os.path.join(CPU, "libold.so")}
+    assert os.path.samefile(private / CPU / "libold.so", shared / CPU / "libold.so")
+    (private / CPU / "libnew.so").write_bytes(elf(kernel="new"))
     rename = os.rename
 
     def across(source: str, target: str) -> None:
@@ -176,17 +183,17 @@ def test_a_library_built_on_another_filesystem_is_copied_beside_its_place_then_r
 
     monkeypatch.setattr(os, "rename", across)
     assert kernels.publish(private, shared) == 1
-    assert sorted(p.name for p in (shared / "cpu").iterdir()) == ["libnew.so", "libold.so"]
-    assert (shared / "cpu" / "libnew.so").read_bytes() == elf()
+    assert sorted(p.name for p in (shared / CPU).iterdir()) == ["libnew.so", "libold.so"]
+    assert (shared / CPU / "libnew.so").read_bytes() == elf(kernel="new")
 
 
 def test_what_was_seeded_is_not_looked_for_again_when_published(tmp_path: Path) -> None:
     """Every child of a warm cache is seeded with all of it: only what it built goes back."""
     shared, private = tmp_path / "shared", tmp_path / "private"
-    (shared / "cpu").mkdir(parents=True)
-    (shared / "cpu" / "libold.so").write_bytes(elf())
+    (shared / CPU).mkdir(parents=True)
+    (shared / CPU / "libold.so").write_bytes(elf())
     seeded = kernels.seed(shared, private)
-    (private / "cpu" / "libnew.so").write_bytes(elf())
-    (shared / "cpu" / "libold.so").unlink()  # gone from the cache meanwhile: not put back
+    (private / CPU / "libnew.so").write_bytes(elf(kernel="new"))
+    (shared / CPU / "libold.so").unlink()  # gone from the cache meanwhile: not put back
     assert kernels.publish(private, shared, seeded) == 1
-    assert sorted(p.name for p in (shared / "cpu").iterdir()) == ["libnew.so"]
+    assert sorted(p.name for p in (shared / CPU).iterdir()) == ["libnew.so"]
