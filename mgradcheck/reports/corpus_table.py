@@ -135,3 +135,38 @@ def render(entries: Sequence[Entry]) -> str:
             lines.append(f"| **{title}** | | |")
             lines += [f"| {e.id} | {bug_text(e)} | {standing(e)} |" for e in members]
     return "\n".join(lines) + "\n"
+
+
+def figures(entries: Sequence[Entry]) -> dict[str, str]:
+    """The counts the manual's corpus page gives in its prose, by name."""
+    guards = sum(1 for e in entries if not e.bug.affects)
+    fixed = sum(1 for e in entries if e.bug.affects and any(e.bug.fixed_in.values()))
+    # 0.25.2 is the last release before 0.26 with Linux wheels.
+    needs_026 = sum(
+        1 for e in entries if e.requires.mlx is not None and "0.25.2" not in e.requires.mlx
+    )
+    return {
+        "entries": str(len(entries)),
+        "fixed": str(fixed),
+        "open": str(len(entries) - fixed - guards),
+        "guards": str(guards),
+        "needs_026": str(needs_026),
+        "before_026": str(len(entries) - needs_026),
+        "corpus_table": render(entries).rstrip("\n"),
+    }
+
+
+_PLACEHOLDER = re.compile(r"\{\{ *([a-z_0-9]+) *\}\}")
+
+
+def fill(page: str, entries: Sequence[Entry]) -> str:
+    """``page`` with each ``{{ name }}`` replaced by its figure; an unknown name is an error, so
+    that a page never shows a placeholder or a figure that nothing computes."""
+    known = figures(entries)
+
+    def figure(found: re.Match[str]) -> str:
+        if found[1] not in known:
+            raise KeyError(f"no figure named {found[1]!r}; known: {', '.join(sorted(known))}")
+        return known[found[1]]
+
+    return _PLACEHOLDER.sub(figure, page)
