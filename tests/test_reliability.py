@@ -434,6 +434,7 @@ WRITERS: dict[str, Callable[[str, Path, str], list[str]]] = {
     "report merge --junit": lambda g, w, p: ["report", "merge", g, "--junit", p],
     "report merge --summary": lambda g, w, p: ["report", "merge", g, "--summary", p],
     "badge --badge": lambda g, w, p: ["badge", g, "--badge", p],
+    "list --markdown": lambda g, w, p: ["list", "--markdown", p],
 }  # fmt: skip
 
 
