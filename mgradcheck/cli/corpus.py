@@ -108,7 +108,8 @@ def list_(
     entries = stages.load_corpus(corpus_paths)
     if tags:
         entries = stages.select(entries, (), tags)
-    _check_writable(corpus_paths, json_path, markdown_path)
+    if json_path is not None or markdown_path is not None:
+        _check_writable(corpus_paths, json_path, markdown_path)
     if json_path is not None:
         _write_json(json_path, listing.to_json(entries, backend))
     if markdown_path is not None:

@@ -97,7 +97,8 @@ def standing(entry: Entry) -> str:
     on_cuda = f" (on CUDA: {cuda})" if cuda else ""
     if "cpu" not in entry.bug.affects:
         return f"not on the CPU backend (a bug of {', '.join(entry.bug.affects)}){on_cuda}"
-    words = [_failing(cpu)] if _failing(cpu) else []
+    failing = _failing(cpu)
+    words = [failing] if failing else []
     start, fixed = entry.bug.introduced_in.get("cpu"), entry.bug.fixed_in.get("cpu")
     if start is not None:
         words.append(f"introduced in {start}")
@@ -138,7 +139,7 @@ def render(entries: Sequence[Entry]) -> str:
 
 
 def figures(entries: Sequence[Entry]) -> dict[str, str]:
-    """The counts the manual's corpus page gives in its prose, by name."""
+    """The counts the manual's corpus page gives in its prose, and its table, by name."""
     guards = sum(1 for e in entries if not e.bug.affects)
     fixed = sum(1 for e in entries if e.bug.affects and any(e.bug.fixed_in.values()))
     # 0.25.2 is the last release before 0.26 with Linux wheels.
@@ -160,8 +161,8 @@ _PLACEHOLDER = re.compile(r"\{\{ *([a-z_0-9]+) *\}\}")
 
 
 def fill(page: str, entries: Sequence[Entry]) -> str:
-    """``page`` with each ``{{ name }}`` replaced by its figure; an unknown name is an error, so
-    that a page never shows a placeholder or a figure that nothing computes."""
+    """``page`` with each ``{{ name }}`` replaced by its figure (or, for ``corpus_table``, the
+    table); an unknown name is an error, so that a page never shows a placeholder."""
     known = figures(entries)
 
     def figure(found: re.Match[str]) -> str:

@@ -62,6 +62,12 @@ def test_list_markdown_refuses_to_replace_someone_elses_file(tmp_path: Path) -> 
     done = _markdown("notes.md", cwd=tmp_path)
     assert done.returncode == 2 and "not an mgradcheck report" in done.stderr
     assert (tmp_path / "notes.md").read_text() == "# my notes\n"
+    both = subprocess.run(
+        [*MGRADCHECK, "list", "--json", "-", "--markdown", "-"],
+        capture_output=True, text=True, cwd=tmp_path, timeout=120, check=False,
+    )  # fmt: skip
+    assert both.returncode == 2 and both.stdout == ""
+    assert both.stderr == "mgradcheck: error: only one report can go to standard output ('-')\n"
 
 
 def _with(entry: Entry, *runs: tuple[str, str]) -> Entry:
