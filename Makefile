@@ -16,7 +16,7 @@ LATEST := build/latest
 # Never fetch an interpreter: the project runs on the Python it is given.
 export UV_PYTHON_DOWNLOADS := never
 
-.PHONY: install run test test-fast test-build test-latest lock lock-upgrade lint type bench clean
+.PHONY: install run test test-fast test-build test-latest lock lock-upgrade lint type bench docs clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -78,6 +78,11 @@ type: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
+
+# The manual (mkdocs.yml) into build/site; --strict: a broken link or anchor fails the build.
+# Its corpus page is made from corpus/ by docs/hooks/corpus_page.py at every build.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info

@@ -1,5 +1,5 @@
 """The example CI workflow: valid against GitHub's published workflow schema, sharded run jobs
-that upload, a merge that needs them all, a scheduled matrix, and what the README promises of it.
+that upload, a merge that needs them all, a scheduled matrix, and what the manual's CI page promises of it.
 
 GitHub's workflow schema is SchemaStore's, as vendored by check-jsonschema (a
 development dependency), so the test needs no network. Its mgradcheck command
@@ -288,6 +288,6 @@ def test_the_scheduled_sweep_is_sharded_by_durations_cached_and_merged(
     assert timed[0] == option_value(merged, "--json") and option_value(timed, "-o") == durations
 
 
-def test_readme_points_at_the_example() -> None:
-    readme = (WORKFLOW.parent.parent / "README.md").read_text(encoding="utf-8")
-    assert "examples/github-actions.yml" in readme
+def test_the_ci_page_points_at_the_example() -> None:
+    page = (WORKFLOW.parent.parent / "docs" / "ci.md").read_text(encoding="utf-8")
+    assert "`examples/github-actions.yml`" in page

@@ -41,11 +41,11 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
         write_text(path, dumps(data))
 
 
-def _check_writable(json_path: Path, corpus_paths: Sequence[Path]) -> None:
+def _check_writable(corpus_paths: Sequence[Path], *paths: Path | None) -> None:
     from mgradcheck.reports.outputs import check_writable_paths
     from mgradcheck.run import stages
 
-    check_writable_paths(json_path, inputs=stages.corpus_inputs(corpus_paths))
+    check_writable_paths(*paths, inputs=stages.corpus_inputs(corpus_paths))
 
 
 def backend_here() -> str:
@@ -77,8 +77,23 @@ def backend_here() -> str:
     "corpus). Default: the one installed here.",
 )
 @_json_option("the listing")
+@click.option(
+    "--markdown",
+    "markdown_path",
+    type=click.Path(path_type=Path),
+    is_flag=False,
+    flag_value="-",
+    metavar="[FILE]",
+    help="Write the manual's corpus table to FILE: the entries grouped by subject, each with "
+    "its report and where it stands on Linux by its evidence; to standard output instead of "
+    "the text when FILE is '-' or left out.",
+)
 def list_(
-    corpus_paths: Sequence[Path], tags: Sequence[str], backend: str | None, json_path: Path | None
+    corpus_paths: Sequence[Path],
+    tags: Sequence[str],
+    backend: str | None,
+    json_path: Path | None,
+    markdown_path: Path | None,
 ) -> None:
     """List the corpus entries: id, what the corpus expects on this backend, title.
 
@@ -93,11 +108,17 @@ def list_(
     entries = stages.load_corpus(corpus_paths)
     if tags:
         entries = stages.select(entries, (), tags)
+    if json_path is not None or markdown_path is not None:
+        _check_writable(corpus_paths, json_path, markdown_path)
     if json_path is not None:
-        _check_writable(json_path, corpus_paths)
         _write_json(json_path, listing.to_json(entries, backend))
-        if json_path == Path("-"):
-            return
+    if markdown_path is not None:
+        from mgradcheck.atomic import write_text
+        from mgradcheck.reports import corpus_table
+
+        write_text(markdown_path, corpus_table.render(entries))
+    if Path("-") in (json_path, markdown_path):
+        return
     click.echo(listing.render(entries, backend, output_width()))
 
 
@@ -117,7 +138,7 @@ def show(entry_id: str, corpus_paths: Sequence[Path], json_path: Path | None) ->
 
     (entry,) = stages.load_selected(corpus_paths, [entry_id])
     if json_path is not None:
-        _check_writable(json_path, corpus_paths)
+        _check_writable(corpus_paths, json_path)
         _write_json(json_path, to_json(entry))
         if json_path == Path("-"):
             return
