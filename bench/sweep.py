@@ -104,13 +104,13 @@ def main() -> None:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     select = [a for p in args.ops for a in ("--ops", p)]
 
-    from mgradcheck.paths import kernel_dir
     from mgradcheck.run import stages
     from mgradcheck.run.kernels import own_tmpdir
     from mgradcheck.sweep.pipeline import SweepOptions, plan, sweep
 
     command, mlx = stages.prepare(sys.executable)
-    kernels = kernel_dir(mlx.mlx, mlx.backend, mlx.python)
+    assert command.kernels is not None  # prepare() gives every interpreter its build's kernels
+    kernels = command.kernels
     options = SweepOptions(patterns=tuple(args.ops))
     cases, tasks = plan(options)
     print(f"mlx {mlx.mlx} ({mlx.backend}), Python {platform.python_version()}, "

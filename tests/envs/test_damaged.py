@@ -17,9 +17,7 @@ from packaging.version import Version
 
 from mgradcheck.corpus.loader import load
 from mgradcheck.envs import venvs
-from mgradcheck.index.installable import Target
 from mgradcheck.releases import on_release
-from mgradcheck.releases.store import ProbeKey, ResultsStore
 from tests import fake_mlx
 
 MGRADCHECK = [sys.executable, "-m", "mgradcheck"]
@@ -107,8 +105,7 @@ def test_a_damaged_environment_is_rebuilt_before_a_bisect_probes_it(
     assert "_RELEASE" in core_file(venv).read_text()  # installed again, whole
 
     (entry,) = load([corpus])
-    key = ProbeKey(entry.content_hash, "1.4.0", "cpu", Target.current().platform)
-    stored = ResultsStore().get(key)
+    stored = fake_mlx.stored(wheels, entry.content_hash, "1.4.0")
     assert stored is not None and {r.outcome.label for r in stored.runs} == {"pass"}
 
 
@@ -132,7 +129,7 @@ def test_runs_in_an_environment_damaged_meanwhile_are_not_kept(
     settings = fake_mlx.settings(wheels)
     (run,) = on_release.run_release(Version("1.3.0"), [entry], settings)
     assert run.runs == () and run.problem is not None and "damaged" in run.problem
-    assert settings.store.get(settings.key(entry, Version("1.3.0"))) is None
+    assert fake_mlx.stored(wheels, entry.content_hash, "1.3.0") is None
     # Its next use finds the environment damaged, and builds it again.
     spec = settings.spec(Version("1.3.0"))
     assert not venvs.is_ready(venvs.envs_root() / spec.name, spec.digest)
