@@ -54,7 +54,7 @@ id: {id}
 title: A minimal entry
 summary: Used by the tests.
 upstream: {{report: "https://example.invalid/report"}}
-bug: {{outcome: fail}}
+bug: {{outcome: fail, match: "the minimal check"}}
 code: |
   assert_true(True, "ok")
 """

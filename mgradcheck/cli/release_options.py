@@ -48,6 +48,8 @@ def release_or_commit(ctx: click.Context, param: click.Parameter, value: str | N
     of a directory that exists is a work tree before it is a branch. The rest is read as
     bisect's ends are (:func:`release_or_ref`); what is neither is refused here, before a
     clone is read or made, and said as a mistyped version."""
+    if value is None:
+        return None  # a run of the installed MLX loads none of the release machinery
     from mgradcheck.releases.choice import Release, WorkTree
 
     refused: click.BadParameter | None = None
@@ -55,15 +57,29 @@ def release_or_commit(ctx: click.Context, param: click.Parameter, value: str | N
         chosen = release_or_ref(ctx, param, value)
     except click.BadParameter as exc:
         chosen, refused = None, exc
-    if value is not None and not isinstance(chosen, Release) and Path(value).expanduser().is_dir():
-        path = Path(value).expanduser().resolve()
+    path = _directory(value) if not isinstance(chosen, Release) else None
+    if path is not None:
         if not (path / ".git").exists():
-            raise click.BadParameter(f"{value}: a directory, but not the top of a git work tree")
+            raise click.BadParameter(
+                f"{value}: not a version, and a directory that is not the top of a git work tree"
+            )
         return WorkTree(path)
     if refused is not None:
         version_option(ctx, param, value)  # raises, saying what a version looks like
         raise refused
     return chosen
+
+
+def _directory(value: str) -> Path | None:
+    """The directory ``value`` names, resolved, or None. An empty name is no directory, though
+    the empty path is the working directory; ``~`` without a home names none."""
+    if not value.strip():
+        return None
+    try:
+        path = Path(value).expanduser()
+        return path.resolve() if path.is_dir() else None
+    except (RuntimeError, OSError, ValueError):  # no home directory; a NUL; a name too long
+        return None
 
 
 def _ref_name(value: str) -> bool:

@@ -18,7 +18,7 @@ import click
 
 from mgradcheck.outcomes import Outcome, Verdict
 from mgradcheck.reports import table
-from mgradcheck.run.display import known_width, printable
+from mgradcheck.run.display import known_width, plain_stream, printable
 from mgradcheck.run.results import EntryResult, Report
 from mgradcheck.wording import wrap
 
@@ -94,15 +94,29 @@ def show(
         return
     stream = sys.stderr if stderr else sys.stdout
     width = known_width(stream)
-    for result in filter(needs_attention, report.results):
+    colour = not plain_stream(stream)  # a terminal's, or asked for (FORCE_COLOR), as Rich does
+    shown = [r for r in report.results if needs_attention(r)]
+    for result in shown:
         first, *rest = block(result, width, corpus)
-        label, colour = result.standing.label, result.standing.colour
-        styled = click.style(label, fg=None if colour == "dim" else colour, bold=True)
-        click.echo(styled + first[len(label) :], file=stream)
+        label = result.standing.label
+        click.echo(
+            _styled(label, result.standing.colour) + first[len(label) :], file=stream, color=colour
+        )
         for line in rest:
             click.echo(line, file=stream)
-    for line in table.summary(report):
+    *before, summary = table.summary(report)
+    for line in before:
         click.echo(line, file=stream)
+    # The summary takes the colour of the first that needs attention (the enums' order puts
+    # the worst first), as pytest's closing line turns red; green when nothing does.
+    order = {standing: n for n, standing in enumerate([*Verdict, *Outcome])}
+    worst = min(shown, key=lambda r: order[r.standing], default=None)
+    tone = worst.standing.colour if worst is not None else "green"
+    click.echo(_styled(summary, tone), file=stream, color=colour)
+
+
+def _styled(text: str, colour: str) -> str:
+    return click.style(text, fg=None if colour == "dim" else colour, bold=True)
 
 
 __all__ = ["block", "needs_attention", "next_steps", "show"]

@@ -173,7 +173,7 @@ def test_a_bad_file_is_reported_with_its_line_and_never_cached(
     tmp_path: Path, parsed: list[str]
 ) -> None:
     folder, root = corpus(tmp_path, "good"), tmp_path / "cache"
-    bad = write_entry(folder, "bad", MINIMAL.format(id="bad").replace("bug: {outcome: fail}", "bug: {outcome: nope}"))  # fmt: skip
+    bad = write_entry(folder, "bad", MINIMAL.format(id="bad").replace("{outcome: fail,", "{outcome: nope,"))  # fmt: skip
     settle(bad)
     messages = []
     for _ in range(2):
