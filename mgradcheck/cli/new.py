@@ -57,7 +57,8 @@ def _versions(ctx: click.Context, param: click.Parameter, values: Sequence[str])
     "--versions",
     "version_range",
     metavar="RANGE",
-    help="Only releases in this range, e.g. '>=0.29'.",
+    help="Every release in this range, e.g. '>=0.29'. Default: the newest of each minor "
+    "series, then a bisect where the outcome flips.",
 )
 @click.option(
     "--mlx",
@@ -95,8 +96,10 @@ def new(
     """Make a corpus entry of a reproducer script.
 
     SCRIPT shows its bug by failing a check, raising, crashing or printing a
-    wrong value (then give --expect). The script runs as the entry's code on every release (or those chosen), in
-    the release's cached environment; the bug's outcome and message, where it
+    wrong value (then give --expect). The script runs as the entry's code on the
+    newest release of each minor series (or the releases chosen), in the
+    release's cached environment, and is bisected where its outcome flips; what
+    that installs, and its size, is said first. The bug's outcome and message, where it
     was introduced or fixed, and the evidence are filled in from what the runs
     showed, and the entry is validated and written to the corpus. What only a
     person can write (title, summary, a review of the oracle) is listed at the end.
@@ -106,7 +109,7 @@ def new(
     from mgradcheck.corpus import scaffold
     from mgradcheck.errors import UsageError
     from mgradcheck.index.installable import parse_range
-    from mgradcheck.releases import entry_from_script
+    from mgradcheck.releases import entry_from_script, script_plan
     from mgradcheck.run.display import choose, printable
     from mgradcheck.run.stages import display_path
 
@@ -127,7 +130,9 @@ def new(
     )
     entry_from_script.check_target(request)
     settings = dataclasses.replace(settings, use_cached=not no_cache)
-    result = entry_from_script.make(request, settings, version_range, exact, jobs, choose(quiet))
+    chosen = script_plan.choose(settings, version_range, exact)
+    say(f"new: {chosen.cost(settings)}")
+    result = entry_from_script.make(request, settings, chosen, jobs, choose(quiet))
     for cell in result.cells:
         reason = cell.reason.strip().splitlines()[0] if cell.reason.strip() else ""
         click.echo(
