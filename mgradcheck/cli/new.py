@@ -50,7 +50,8 @@ def _versions(ctx: click.Context, param: click.Parameter, values: Sequence[str])
     "--corpus",
     "corpus_dir",
     type=click.Path(file_okay=False, path_type=Path),
-    help="The corpus directory the entry joins. Default: ./corpus (made if missing).",
+    help="The corpus directory the entry joins. Default: the corpus run and list read, "
+    "./corpus here or in the nearest parent (up to the repository's root); else ./corpus, made.",
 )
 @click.option("--force", is_flag=True, help="Overwrite an entry file of the same name.")
 @click.option(
@@ -107,6 +108,7 @@ def new(
     import dataclasses
 
     from mgradcheck.corpus import scaffold
+    from mgradcheck.corpus.files import local_corpus
     from mgradcheck.errors import UsageError
     from mgradcheck.index.installable import parse_range
     from mgradcheck.releases import entry_from_script, script_plan
@@ -122,7 +124,8 @@ def new(
     request = entry_from_script.Request(
         scaffold.read_script(script),
         scaffold.check_id(entry_id or scaffold.id_from(script)),
-        Path(display_path(corpus_dir or Path("corpus"))),  # named as the loader names its files
+        # Named as the loader names its files; by default where run, list and validate look.
+        Path(display_path(corpus_dir or local_corpus(Path.cwd()) or Path("corpus"))),
         scaffold.check_issue(issue),
         expect,
         force,
@@ -153,6 +156,6 @@ def new(
     for line in result.todo:
         click.echo(printable(f"  - {line}"))
     corpus = shlex.quote(str(request.corpus))
-    click.echo(
-        f"Then: mgradcheck validate {corpus} && mgradcheck run {request.entry_id} --corpus {corpus}"
-    )
+    found = local_corpus(Path.cwd())  # run finds it itself; else it must be named
+    named = "" if found and found.resolve() == request.corpus.resolve() else f" --corpus {corpus}"
+    click.echo(f"Then: mgradcheck validate {corpus} && mgradcheck run {request.entry_id}{named}")
