@@ -3,6 +3,7 @@ build options, folded into one ``settings`` argument, each value checked as it i
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 from functools import wraps
@@ -87,6 +88,25 @@ def release_or_ref(ctx: click.Context, param: click.Parameter, value: str | None
     if not (is_commit(value) or _ref_name(value)):
         raise click.BadParameter(f"{value!r} is neither an MLX version nor a git tag or commit")
     return Commit(value)
+
+
+def interpreter(ctx: click.Context, param: click.Parameter, value: str | None) -> Path | None:
+    """A path, or a name without a slash found on PATH as the shell finds a command."""
+    if value is None:
+        return None
+    import shutil
+
+    if os.sep not in value and "/" not in value:
+        found = shutil.which(value)
+        if found is None:
+            raise click.BadParameter(f"{value!r}: no such command on PATH")
+        return Path(found)
+    path = Path(value)
+    if not path.exists():
+        raise click.BadParameter(f"{value}: no such file")
+    if path.is_dir():
+        raise click.BadParameter(f"{value}: a directory, not an interpreter")
+    return path
 
 
 def _mlx_repo(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
@@ -178,8 +198,10 @@ def interpreter_options(verb: str, releases_flag: str = "") -> Callable[[F], F]:
         decorated = click.option(
             "--python",
             "python",
-            type=click.Path(exists=True, dir_okay=False, path_type=Path),
-            help=f"{verb} under this interpreter (another environment's MLX).",
+            callback=interpreter,
+            metavar="PATH|NAME",
+            help=f"{verb} under this interpreter (another environment's MLX): a path, or a "
+            "command name (python3.12) looked up on PATH.",
         )(decorated)
         return cast(F, decorated)
 
