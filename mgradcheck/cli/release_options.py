@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import click
 
-from mgradcheck.cli.common import F
+from mgradcheck.cli.common import F, say
 from mgradcheck.cli.completion import release_versions
 from mgradcheck.errors import ReleaseError, UsageError
 from mgradcheck.index import BACKENDS
@@ -244,7 +244,11 @@ def release_options(func: F) -> F:
         else:
             from mgradcheck.releases.settings import Settings
 
-            kwargs["settings"] = Settings.from_options(**given)
+            settings = Settings.from_options(**given)
+            notice = settings.fallback() if given.get("installer") is None else None
+            if notice is not None:
+                say(notice)  # a progress status would cut it to the terminal's width, then erase it
+            kwargs["settings"] = settings
         return func(*args, **kwargs)
 
     options = [
