@@ -4,9 +4,10 @@ draft (the script as ``code``, any misbehaviour counting as the bug) -> the
 matrix machinery runs it on the releases chosen first (:mod:`script_plan`; cached
 environments, the results store) -> the bug's signature is read off the runs (the
 outcome of the newest release that misbehaves, and the text its messages share) ->
-every release is judged against that signature, each flip is bisected, and where
-it flips gives ``introduced_in`` and ``fixed_in`` -> the entry, with evidence, is validated by the loader. What only
-a person can write (title, summary, a review of the oracle) is listed, not guessed.
+every release run is judged against that signature, each flip is bisected, and
+where it flips gives ``introduced_in`` and ``fixed_in`` -> the entry, with
+evidence, is validated by the loader. What only a person can write (title,
+summary, a review of the oracle) is listed, not guessed.
 """
 
 from __future__ import annotations

@@ -36,7 +36,9 @@ class Chosen:
 
     def cost(self, settings: Settings) -> str:
         """One sentence, said before anything is installed: how many installs, how large."""
-        fresh = [v for v in self.first if venvs.needs_install(settings.spec(v))]
+        fresh = [
+            v for v in self.first if venvs.needs_install(settings.spec(v), settings.retry_failed)
+        ]
         sizes = [(r.size if (r := self.listing.get(v)) else None) for v in fresh]
         known = sum(s for s in sizes if s is not None)
         if not fresh:
