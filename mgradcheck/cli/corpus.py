@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 import click
 
-from mgradcheck.cli.common import handle_errors
+from mgradcheck.cli.common import handle_errors, say
 from mgradcheck.cli.options import CORPUS_OPTION, ID_ARGUMENT, TAG_OPTION
 from mgradcheck.exitcodes import describe
 from mgradcheck.index import BACKENDS
@@ -105,7 +105,7 @@ def list_(
     from mgradcheck.run.display import output_width
 
     backend = backend or backend_here()
-    entries = stages.load_corpus(corpus_paths)
+    entries = stages.load_corpus(corpus_paths, say=say)
     if tags:
         entries = stages.select(entries, (), tags)
     if json_path is not None or markdown_path is not None:
@@ -136,7 +136,7 @@ def show(entry_id: str, corpus_paths: Sequence[Path], json_path: Path | None) ->
     from mgradcheck.run import stages
     from mgradcheck.run.display import output_width
 
-    (entry,) = stages.load_selected(corpus_paths, [entry_id])
+    (entry,) = stages.load_selected(corpus_paths, [entry_id], say=say)
     if json_path is not None:
         _check_writable(corpus_paths, json_path)
         _write_json(json_path, to_json(entry))
@@ -153,15 +153,14 @@ def show(entry_id: str, corpus_paths: Sequence[Path], json_path: Path | None) ->
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @CORPUS_OPTION
 def validate(paths: Sequence[Path], corpus_paths: Sequence[Path]) -> None:
-    """Check corpus files (PATHS and --corpus alike; default: the bundled corpus) without running anything."""
-    from mgradcheck.cli.common import say
+    """Check corpus files (PATHS and --corpus alike; default: as --corpus) without running anything."""
     from mgradcheck.run import stages
 
     source = click.get_current_context().get_parameter_source("corpus_paths")
     if paths and source is not click.core.ParameterSource.COMMANDLINE:
         corpus_paths = ()  # PATHS given: a default corpus (from pyproject.toml) is not checked too
     warnings: list[Exception] = []
-    entries = stages.load_corpus([*paths, *corpus_paths], warnings)
+    entries = stages.load_corpus([*paths, *corpus_paths], warnings, say=say)
     for warning in warnings:
         say(f"warning: {warning}")
     click.echo(f"{count(len(entries), 'entry')} valid")

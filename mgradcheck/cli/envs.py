@@ -26,7 +26,14 @@ def envs() -> None:
 @envs.command(name="list", epilog=describe("listed", environment=False))
 @handle_errors
 def envs_list() -> None:
-    """List the cached environments: release, backend, Python, state, directory."""
+    """List the cached environments: release, backend, Python, installer, state, directory,
+    and where the release came from.
+
+    One release has one environment per installer (uv, pip) and package source: each
+    is built and kept on its own, and both are listed.
+    """
+    from collections import Counter
+
     from mgradcheck.envs import inventory, venvs
 
     ours, foreign = inventory.scan()
@@ -36,10 +43,20 @@ def envs_list() -> None:
         spec = env.spec
         where = spec.get("index") or "no index"
         links = f" + {spec['find_links']}" if spec.get("find_links") else ""
-        line = f"{env.version:<12} {spec.get('backend', '?'):<6} py{spec.get('python', '?'):<6} {env.state.value:<11} {env.path}"
-        click.echo(f"{line}  ({spec.get('installer', '?')}, {where}{links})")
+        line = (
+            f"{env.version:<12} {spec.get('backend', '?'):<6} py{spec.get('python', '?'):<6} "
+            f"{spec.get('installer', '?'):<4} {env.state.value:<11} {env.path}"
+        )
+        click.echo(f"{line}  ({where}{links})")
     for path in foreign:
-        click.echo(f"{'-':<12} {'':<6} {'':<8} {'not ours':<11} {path}  (left alone)")
+        click.echo(f"{'-':<12} {'':<6} {'':<8} {'':<4} {'not ours':<11} {path}  (left alone)")
+    same = Counter((e.version, e.spec.get("backend"), e.spec.get("python")) for e in ours)
+    for (version, backend, python), n in same.items():
+        if n > 1:
+            click.echo(
+                f"note: mlx {version} ({backend}, py{python}) has {n} environments: one per "
+                "installer and package source, each built and kept on its own"
+            )
 
 
 @envs.command(name="releases", epilog=describe("listed"))

@@ -50,14 +50,16 @@ def _versions(ctx: click.Context, param: click.Parameter, values: Sequence[str])
     "--corpus",
     "corpus_dir",
     type=click.Path(file_okay=False, path_type=Path),
-    help="The corpus directory the entry joins. Default: ./corpus (made if missing).",
+    help="The corpus directory the entry joins. Default: the corpus run and list read, "
+    "./corpus here or in the nearest parent (up to the repository's root); else ./corpus, made.",
 )
 @click.option("--force", is_flag=True, help="Overwrite an entry file of the same name.")
 @click.option(
     "--versions",
     "version_range",
     metavar="RANGE",
-    help="Only releases in this range, e.g. '>=0.29'.",
+    help="Every release in this range, e.g. '>=0.29'. Default: the newest of each minor "
+    "series, then a bisect where the outcome flips.",
 )
 @click.option(
     "--mlx",
@@ -95,8 +97,10 @@ def new(
     """Make a corpus entry of a reproducer script.
 
     SCRIPT shows its bug by failing a check, raising, crashing or printing a
-    wrong value (then give --expect). The script runs as the entry's code on every release (or those chosen), in
-    the release's cached environment; the bug's outcome and message, where it
+    wrong value (then give --expect). The script runs as the entry's code on the
+    newest release of each minor series (or the releases chosen), in the
+    release's cached environment, and is bisected where its outcome flips; what
+    that installs, and its size, is said first. The bug's outcome and message, where it
     was introduced or fixed, and the evidence are filled in from what the runs
     showed, and the entry is validated and written to the corpus. What only a
     person can write (title, summary, a review of the oracle) is listed at the end.
@@ -104,9 +108,10 @@ def new(
     import dataclasses
 
     from mgradcheck.corpus import scaffold
+    from mgradcheck.corpus.files import local_corpus
     from mgradcheck.errors import UsageError
     from mgradcheck.index.installable import parse_range
-    from mgradcheck.releases import entry_from_script
+    from mgradcheck.releases import entry_from_script, script_plan
     from mgradcheck.run.display import choose, printable
     from mgradcheck.run.stages import display_path
 
@@ -119,7 +124,8 @@ def new(
     request = entry_from_script.Request(
         scaffold.read_script(script),
         scaffold.check_id(entry_id or scaffold.id_from(script)),
-        Path(display_path(corpus_dir or Path("corpus"))),  # named as the loader names its files
+        # Named as the loader names its files; by default where run, list and validate look.
+        Path(display_path(corpus_dir or local_corpus(Path.cwd()) or Path("corpus"))),
         scaffold.check_issue(issue),
         expect,
         force,
@@ -127,7 +133,9 @@ def new(
     )
     entry_from_script.check_target(request)
     settings = dataclasses.replace(settings, use_cached=not no_cache)
-    result = entry_from_script.make(request, settings, version_range, exact, jobs, choose(quiet))
+    chosen = script_plan.choose(settings, version_range, exact)
+    say(f"new: {chosen.cost(settings)}")
+    result = entry_from_script.make(request, settings, chosen, jobs, choose(quiet))
     for cell in result.cells:
         reason = cell.reason.strip().splitlines()[0] if cell.reason.strip() else ""
         click.echo(
@@ -148,6 +156,6 @@ def new(
     for line in result.todo:
         click.echo(printable(f"  - {line}"))
     corpus = shlex.quote(str(request.corpus))
-    click.echo(
-        f"Then: mgradcheck validate {corpus} && mgradcheck run {request.entry_id} --corpus {corpus}"
-    )
+    found = local_corpus(Path.cwd())  # run finds it itself; else it must be named
+    named = "" if found and found.resolve() == request.corpus.resolve() else f" --corpus {corpus}"
+    click.echo(f"Then: mgradcheck validate {corpus} && mgradcheck run {request.entry_id}{named}")

@@ -16,7 +16,8 @@ CORPUS_OPTION = click.option(
     "corpus_paths",
     multiple=True,
     type=click.Path(path_type=Path),
-    help="Corpus file or directory (repeatable). Default: the bundled corpus.",
+    help="Corpus file or directory (repeatable). Default: ./corpus here or in the nearest "
+    "parent (up to the repository's root), else the bundled corpus.",
 )
 TAG_OPTION = click.option(
     "--tag",

@@ -3,6 +3,7 @@ build options, folded into one ``settings`` argument, each value checked as it i
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 from functools import wraps
@@ -11,7 +12,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import click
 
-from mgradcheck.cli.common import F
+from mgradcheck.cli.common import F, say
 from mgradcheck.cli.completion import release_versions
 from mgradcheck.errors import ReleaseError, UsageError
 from mgradcheck.index import BACKENDS
@@ -105,6 +106,25 @@ def release_or_ref(ctx: click.Context, param: click.Parameter, value: str | None
     return Commit(value)
 
 
+def interpreter(ctx: click.Context, param: click.Parameter, value: str | None) -> Path | None:
+    """A path, or a name without a slash found on PATH as the shell finds a command."""
+    if value is None:
+        return None
+    import shutil
+
+    if os.sep not in value and "/" not in value:
+        found = shutil.which(value)
+        if found is None:
+            raise click.BadParameter(f"{value!r}: no such command on PATH")
+        return Path(found)
+    path = Path(value)
+    if not path.exists():
+        raise click.BadParameter(f"{value}: no such file")
+    if path.is_dir():
+        raise click.BadParameter(f"{value}: a directory, not an interpreter")
+    return path
+
+
 def _mlx_repo(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
     """Checked at parse time, so a bisect does not find out after its releases have run."""
     if value is None:
@@ -194,8 +214,10 @@ def interpreter_options(verb: str, releases_flag: str = "") -> Callable[[F], F]:
         decorated = click.option(
             "--python",
             "python",
-            type=click.Path(exists=True, dir_okay=False, path_type=Path),
-            help=f"{verb} under this interpreter (another environment's MLX).",
+            callback=interpreter,
+            metavar="PATH|NAME",
+            help=f"{verb} under this interpreter (another environment's MLX): a path, or a "
+            "command name (python3.12) looked up on PATH.",
         )(decorated)
         return cast(F, decorated)
 
@@ -238,7 +260,11 @@ def release_options(func: F) -> F:
         else:
             from mgradcheck.releases.settings import Settings
 
-            kwargs["settings"] = Settings.from_options(**given)
+            settings = Settings.from_options(**given)
+            notice = settings.fallback() if given.get("installer") is None else None
+            if notice is not None:
+                say(notice)  # a progress status would cut it to the terminal's width, then erase it
+            kwargs["settings"] = settings
         return func(*args, **kwargs)
 
     options = [

@@ -188,7 +188,7 @@ def bisect(
     refs = [end for end in (good, bad) if isinstance(end, Commit)]
     if refs and not by_commit:
         raise UsageError(f"{refs[0].ref!r} is not an MLX version; give --commits to bisect commits")
-    (entry,) = stages.load_selected(corpus_paths, [entry_id])
+    (entry,) = stages.load_selected(corpus_paths, [entry_id], say=say)
     check_writable_paths(json_path, inputs=stages.corpus_inputs(corpus_paths))
     settings = dataclasses.replace(settings, use_cached=not no_cache, timeout=timeout)
     if refs:
@@ -320,7 +320,7 @@ def matrix(
         raise UsageError("--commit builds and runs a commit here: it cannot go with --from-report")
     if version_range:
         parse_range(version_range)  # a bad range is bad usage, said before anything runs
-    entries = stages.load_selected(corpus_paths, ids, tags)
+    entries = stages.load_selected(corpus_paths, ids, tags, say)
     if shard is not None and from_reports:
         raise UsageError("--shard splits the runs of a matrix: it cannot go with --from-report")
     if from_reports and _given("timeout"):  # pyproject.toml's applies only where runs are made

@@ -238,7 +238,7 @@ def upstream_command(
     from mgradcheck.run.display import choose
     from mgradcheck.sweep import upstream_issue as upstream
 
-    (entry,) = stages.load_selected(corpus_paths, [entry_id])
+    (entry,) = stages.load_selected(corpus_paths, [entry_id], say=say)
     check_writable_paths(output, inputs=stages.corpus_inputs(corpus_paths))
     if as_test is not None:
         _as_test(entry, as_test, output, version_range)

@@ -101,7 +101,7 @@ def run(
     from mgradcheck.run.display import choose
     from mgradcheck.run.runner import RunOptions
 
-    entries = stages.load_selected(corpus_paths, ids, tags)
+    entries = stages.load_selected(corpus_paths, ids, tags, say)
 
     def selection() -> tuple[list[Unit], list[tuple[str, str]], list[str]]:
         from mgradcheck.corpus.shard import units

@@ -74,6 +74,17 @@ class Checker:
             out.append(item)
         return tuple(out)
 
+    def one_or_more(self, key: Key, value: Any, choices: Sequence[str]) -> tuple[str, ...]:
+        """A string, or a list of them: a string's error names the field, not an item of a list."""
+        if isinstance(value, str):
+            if value in choices:
+                return (value,)
+            self.error(key, f"{value!r} is not one of {', '.join(choices)}")
+            return ()
+        if not self.typed(key, value, list, "a string or a list of strings"):
+            return ()
+        return self.strings(key, value, choices)
+
     def version(self, key: Key, value: Any) -> Version | None:
         if value is None:
             return None

@@ -1,4 +1,5 @@
-"""Where corpus files are: the files under the directories given, and the bundled corpus."""
+"""Where corpus files are: the files under the directories given, a project's own corpus,
+and the bundled corpus."""
 
 from __future__ import annotations
 
@@ -82,4 +83,40 @@ def bundled_corpus() -> Path:
     return here / "bundled_corpus"
 
 
-__all__ = ["CORPUS_SUFFIXES", "bundled_corpus", "corpus_files", "corpus_names", "held_ids"]
+def local_corpus(start: Path) -> Path | None:
+    """A project's own corpus, found as pytest finds a project's tests: ``corpus/`` in ``start``
+    or the nearest parent that has one, holding at least one corpus file.
+
+    The search stops at a repository's root (a directory with ``.git``) or the filesystem's,
+    so a checkout never reads the corpus of a project it happens to sit inside. An empty
+    ``corpus/`` (or one of other files, as a text corpus) is passed over.
+    """
+    for directory in (start, *start.parents):
+        candidate = directory / "corpus"
+        if candidate.is_dir() and _walk(os.fspath(candidate)):
+            return candidate
+        if (directory / ".git").exists():
+            return None
+    return None
+
+
+def default_corpus(start: Path) -> Path:
+    """The corpus read when none is named: :func:`local_corpus`, else the bundled one."""
+    return local_corpus(start) or bundled_corpus()
+
+
+def is_bundled(path: Path) -> bool:
+    """Whether ``path`` is the bundled corpus (in mgradcheck's own repository, its ``corpus/``)."""
+    return path.resolve() == bundled_corpus().resolve()
+
+
+__all__ = [
+    "CORPUS_SUFFIXES",
+    "bundled_corpus",
+    "corpus_files",
+    "corpus_names",
+    "default_corpus",
+    "held_ids",
+    "is_bundled",
+    "local_corpus",
+]

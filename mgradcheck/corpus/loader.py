@@ -114,10 +114,7 @@ def _check_url(c: Checker, key: Key, value: str) -> None:
 
 def _bug(c: Checker, warnings: list[SourceError] | None) -> Bug:
     data = c.mapping(("bug",), BUG_KEYS, required=("outcome",))
-    value = data.get("outcome", "fail")
-    labels = c.strings(
-        ("bug", "outcome"), [value] if isinstance(value, str) else value, BUG_OUTCOMES
-    )
+    labels = c.one_or_more(("bug", "outcome"), data.get("outcome", "fail"), BUG_OUTCOMES)
     outcomes = tuple(Outcome.from_label(label) for label in labels) or (Outcome.FAIL,)
     match = c.text(("bug", "match"), data.get("match"), optional=True)
     worries: list[str | None] = []
@@ -258,6 +255,11 @@ def check_document(
     if "\n" in title.strip():
         c.error(("title",), "must be one line")
     summary = c.text(("summary",), data.get("summary", "x")) or ""
+    if warnings is not None:  # what `new` leaves for a person to write
+        why = "still the TODO that 'mgradcheck new' wrote"
+        fields = (("title", title), ("summary", summary))
+        warnings += [SourceError(doc.path, doc.line((k,)), k, why) for k, text in fields
+                     if text.lstrip().startswith("TODO")]  # fmt: skip
     found_by = _found_by(c)
     upstream = _upstream(c, unreported=found_by is not None)
     bug = _bug(c, warnings) if "bug" in data else Bug((Outcome.FAIL,))

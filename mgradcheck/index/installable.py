@@ -185,6 +185,7 @@ def default_backend(system: str) -> str:
 class Release:
     version: Version
     yanked: bool = False
+    size: int | None = None  # bytes of its wheels for the target, where the listing says
 
 
 @dataclass(frozen=True)
@@ -243,6 +244,27 @@ def _installable(files: Iterable[WheelFile], target: Target) -> dict[Version, bo
     return versions
 
 
+def _download_size(
+    files: Mapping[str, Sequence[WheelFile]], target: Target, version: Version
+) -> int | None:
+    """The bytes one install of ``version`` downloads (MLX and its companions), None if unknown.
+
+    Of several wheels that fit the target (manylinux tags of two ages) the installer takes one;
+    the largest is a fair estimate of it.
+    """
+    total = 0
+    for project in ("mlx", *target.companions):
+        sizes = [
+            w.size
+            for w in files.get(project, ())
+            if w.version == version and w.tags & target.tags and w.size is not None
+        ]
+        if project == "mlx" and not sizes:
+            return None
+        total += max(sizes, default=0)
+    return total
+
+
 def select_releases(
     files: Mapping[str, Sequence[WheelFile]],
     target: Target,
@@ -274,7 +296,7 @@ def select_releases(
         elif mlx[version] and not yanked:
             skipped_yanked += 1
         else:
-            releases.append(Release(version, mlx[version]))
+            releases.append(Release(version, mlx[version], _download_size(files, target, version)))
     return Listing(tuple(releases), source, target, skipped_pre, skipped_yanked)
 
 

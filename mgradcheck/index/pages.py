@@ -48,10 +48,14 @@ class WheelFile:
     tags: frozenset[Tag]
     yanked: bool = False
     requires_python: str | None = None
+    size: int | None = None  # bytes, where the listing says (PEP 700 JSON pages, a directory)
 
 
 def wheel_file(
-    filename: str, yanked: bool = False, requires_python: str | None = None
+    filename: str,
+    yanked: bool = False,
+    requires_python: str | None = None,
+    size: int | None = None,
 ) -> WheelFile | None:
     """The wheel a file name describes, or None for sdists and names that are not wheels."""
     if not filename.endswith(".whl"):
@@ -60,7 +64,7 @@ def wheel_file(
         name, version, _, tags = parse_wheel_filename(filename)
     except (InvalidWheelFilename, InvalidVersion):
         return None
-    return WheelFile(str(name), version, frozenset(tags), yanked, requires_python)
+    return WheelFile(str(name), version, frozenset(tags), yanked, requires_python, size)
 
 
 def parse_json_page(data: Mapping[str, Any]) -> list[WheelFile]:
@@ -69,7 +73,13 @@ def parse_json_page(data: Mapping[str, Any]) -> list[WheelFile]:
     for item in data.get("files", []):
         if not isinstance(item, dict) or not isinstance(item.get("filename"), str):
             continue
-        wheel = wheel_file(item["filename"], bool(item.get("yanked")), item.get("requires-python"))
+        size = item.get("size")
+        wheel = wheel_file(
+            item["filename"],
+            bool(item.get("yanked")),
+            item.get("requires-python"),
+            size if isinstance(size, int) else None,
+        )
         if wheel is not None:
             wheels.append(wheel)
     return wheels
@@ -111,7 +121,11 @@ def parse_html_page(text: str) -> list[WheelFile]:
 
 def wheels_in(directory: Path) -> list[WheelFile]:
     """The wheels in a ``--find-links`` directory, read from their file names."""
-    found = (wheel_file(p.name) for p in sorted(directory.iterdir()) if p.is_file())
+    found = (
+        wheel_file(p.name, size=p.stat().st_size)
+        for p in sorted(directory.iterdir())
+        if p.is_file()
+    )
     return [w for w in found if w is not None]
 
 

@@ -1,12 +1,13 @@
 """A corpus entry made from a reproducer script: its bug, and where it flips, read off its runs on releases.
 
 draft (the script as ``code``, any misbehaviour counting as the bug) -> the
-matrix machinery runs it on the releases (cached environments, the results
-store) -> the bug's signature is read off the runs (the outcome of the newest
-release that misbehaves, and the text its messages share) -> every release is
-judged against that signature, and where it flips gives ``introduced_in`` and
-``fixed_in`` -> the entry, with evidence, is validated by the loader. What only
-a person can write (title, summary, a review of the oracle) is listed, not guessed.
+matrix machinery runs it on the releases chosen first (:mod:`script_plan`; cached
+environments, the results store) -> the bug's signature is read off the runs (the
+outcome of the newest release that misbehaves, and the text its messages share) ->
+every release run is judged against that signature, each flip is bisected, and
+where it flips gives ``introduced_in`` and ``fixed_in`` -> the entry, with
+evidence, is validated by the loader. What only a person can write (title,
+summary, a review of the oracle) is listed, not guessed.
 """
 
 from __future__ import annotations
@@ -30,12 +31,14 @@ from mgradcheck.errors import CorpusError, HarnessError, UsageError, WriteError
 from mgradcheck.outcomes import Outcome
 from mgradcheck.releases.on_release import installed_build
 from mgradcheck.releases.regress import Judged, RegressOn, State, judge
-from mgradcheck.releases.release_matrix import Flip, Matrix, chosen_releases, run_shown
+from mgradcheck.releases.release_matrix import Flip, Matrix, run_matrix, run_shown
+from mgradcheck.releases.script_plan import Chosen, bisect_flips
 from mgradcheck.releases.settings import Settings
 from mgradcheck.releases.signature import boundaries, signature
 from mgradcheck.reports.outputs import check_directory, refuse_input
 from mgradcheck.run.display import Progress
 from mgradcheck.run.observation import Observation
+from mgradcheck.wording import count
 
 TIMEOUT = 60
 
@@ -168,26 +171,36 @@ def _between(versions: Sequence[Version], flip: Flip) -> list[Version]:
     return [v for v in versions if flip.before < v < flip.after]
 
 
-def make(
-    request: Request,
-    settings: Settings,
-    version_range: str | None,
-    exact: Sequence[Version],
-    jobs: int,
-    progress: Progress,
-) -> NewEntry:
-    """Run the draft on the releases and build the entry from what they did (nothing written)."""
-    listing, versions = chosen_releases(settings, version_range, exact)
-    backend = settings.target.device
-    data = draft_data(request, versions, backend)
-    _, draft = _document(data, request.path)
-    matrix = run_shown([draft], versions, settings, RegressOn.NON_PASS, None, jobs, progress)
+def _stored_runs(
+    draft: Entry, versions: Sequence[Version], settings: Settings
+) -> dict[Version, tuple[Observation, ...]]:
+    """The runs behind each cell, from the store the matrix (and any bisect) fills."""
     runs: dict[Version, tuple[Observation, ...]] = {}
-    for version in versions:  # the runs behind each cell, from the store the matrix fills
+    for version in versions:
         build = installed_build(version, settings)
         stored = settings.store.get(settings.key(draft, version, build)) if build else None
         if stored is not None:
             runs[version] = stored.runs
+    return runs
+
+
+def make(
+    request: Request,
+    settings: Settings,
+    chosen: Chosen,
+    jobs: int,
+    progress: Progress,
+) -> NewEntry:
+    """Run the draft on the releases, bisect where it flips, and build the entry (nothing written)."""
+    listing, versions = chosen.listing, list(chosen.first)
+    backend = settings.target.device
+    data = draft_data(request, versions, backend)
+    _, draft = _document(data, request.path)
+    title = f"new: judging {request.script.path.name} on {count(len(versions), 'release')}"
+    matrix = run_shown(
+        [draft], versions, settings, RegressOn.NON_PASS, None, jobs, progress, title=title
+    )
+    runs = _stored_runs(draft, versions, settings)
     bug = signature([runs[v] for v in versions if v in runs])
     if bug is None:
         if matrix.interrupted:
@@ -196,6 +209,15 @@ def make(
     entry = dataclasses.replace(draft, bug=bug)
     judged = _judged(entry, matrix, runs)
     flips = tuple(judged.flips(draft.id))
+    if not matrix.interrupted:
+        probed = bisect_flips(entry, flips, chosen, settings, progress)
+        if not probed <= set(versions):
+            # Every probe is stored: this matrix only reads the store.
+            versions = sorted({*versions, *probed})
+            matrix = run_matrix([draft], versions, settings, RegressOn.NON_PASS, None, jobs)
+            runs = _stored_runs(draft, versions, settings)
+            judged = _judged(entry, matrix, runs)
+            flips = tuple(judged.flips(draft.id))
     state = {v: judged.cell(draft.id, v).state for v in versions}
     known = [v for v in versions if state[v] is not State.UNKNOWN]
     bad = [v for v in known if state[v] is State.BAD]

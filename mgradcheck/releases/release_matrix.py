@@ -233,10 +233,12 @@ def run_shown(
     progress: Progress,
     execute: Execute[R] | None = None,
     noun: str = "entry",
+    title: str | None = None,
 ) -> Matrix:
-    """:func:`run_matrix`, one progress step per release; ``noun`` names one of ``entries``."""
+    """:func:`run_matrix`, one progress step per release; ``noun`` names one of ``entries``,
+    ``title`` the command, where it is not ``matrix``."""
     progress.start(
-        f"matrix: {count(len(entries), noun)} x {count(len(versions), 'release')}",
+        title or f"matrix: {count(len(entries), noun)} x {count(len(versions), 'release')}",
         total=len(versions),
     )
 

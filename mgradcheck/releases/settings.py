@@ -82,14 +82,18 @@ class Settings:
         return args
 
     def installing(self, version: Version) -> str:
-        """What an install says while it runs (a rebuild, why); with pip, how to make the next one faster."""
+        """What an install says while it runs (a rebuild, why), a status the next one replaces."""
         damage = rebuilding(self.spec(version))
         text = f"{'re' if damage else ''}installing mlx {version} ({self.target.backend})"
         if damage is not None:
             text += f", its environment damaged: {damage}"
-        if self.installer is Installer.PIP and find_uv() is None:
-            text += " with venv + pip (pip install 'mgradcheck[uv]' makes builds faster)"
         return text
+
+    def fallback(self) -> str | None:
+        """Said once, as a line that stays, when environments are made with pip for want of uv."""
+        if self.installer is Installer.PIP and find_uv() is None:
+            return "uv not found: environments are made with venv + pip, more slowly (pip install 'mgradcheck[uv]' for uv)"
+        return None
 
     def build_cli_args(self) -> list[str]:
         """Options that make another mgradcheck command build commits the same way."""

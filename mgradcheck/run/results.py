@@ -194,8 +194,17 @@ class Report:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Report:
-        if data.get("schema") != SCHEMA:
-            raise ValueError("not an mgradcheck report (no 'schema: mgradcheck-report')")
+        schema = data.get("schema")
+        if schema != SCHEMA:
+            # Every command's JSON names its schema: a sweep's or a matrix's is refused by name.
+            what = (
+                f"a {schema.removeprefix('mgradcheck-')} report ({schema}), not a run's"
+                if isinstance(schema, str) and schema.startswith("mgradcheck-")
+                else "not an mgradcheck report (no 'schema: mgradcheck-report')"
+            )
+            raise ValueError(
+                f"{what}; this takes the reports of run and tests (--json), merged or not"
+            )
         version = data.get("schema_version")
         if version != SCHEMA_VERSION:
             raise ValueError(

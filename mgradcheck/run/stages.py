@@ -21,7 +21,13 @@ from mgradcheck.corpus import loader
 from mgradcheck.corpus.document import SourceError
 from mgradcheck.corpus.entry import Entry
 from mgradcheck.corpus.fields import closest
-from mgradcheck.corpus.files import bundled_corpus
+from mgradcheck.corpus.files import (
+    bundled_corpus,
+    default_corpus,
+    held_ids,
+    is_bundled,
+    local_corpus,
+)
 from mgradcheck.errors import EnvironmentFailure, Interrupted, UsageError
 from mgradcheck.exitcodes import ExitCode, for_verdicts
 from mgradcheck.run.child_process import ChildCommand, LiveChild
@@ -29,6 +35,7 @@ from mgradcheck.run.display import Progress
 from mgradcheck.run.observation import Environment
 from mgradcheck.run.results import EntryResult, Report
 from mgradcheck.run.runner import Runner, RunOptions, probe
+from mgradcheck.wording import count
 
 
 def display_path(path: Path) -> str:
@@ -60,8 +67,14 @@ def displayer() -> Callable[[Path], str]:
 
 
 def corpus_inputs(paths: Sequence[Path]) -> list[Path]:
-    """The corpus files and directories a command reads (the bundled corpus when none is given)."""
-    return list(paths) or [bundled_corpus()]
+    """The corpus files and directories a command reads: those given, else the project's own
+    corpus (:func:`mgradcheck.corpus.files.local_corpus`), else the bundled one."""
+    return list(paths) or [default_corpus(Path.cwd())]
+
+
+def _shown(directory: Path) -> str:
+    shown = display_path(directory)
+    return shown if os.path.isabs(shown) else f".{os.sep}{shown}"
 
 
 def load_corpus(
@@ -69,26 +82,48 @@ def load_corpus(
     warnings: list[Exception] | None = None,
     only: Collection[str] | None = None,
     ids: list[str] | None = None,
+    say: Callable[[str], None] | None = None,
 ) -> list[Entry]:
-    """Load the corpus (the bundled one when no path is given); ``warnings`` receives risky
-    values; ``only`` and ``ids`` are :func:`mgradcheck.corpus.loader.load`'s."""
+    """Load the corpus (:func:`corpus_inputs`); ``warnings`` receives risky values; ``only``
+    and ``ids`` are :func:`mgradcheck.corpus.loader.load`'s. ``say`` is told which corpus was
+    read when it was found rather than named (a project's own), once, before any run."""
     found: list[SourceError] | None = [] if warnings is not None else None
-    entries = loader.load(
-        corpus_inputs(paths), displayer(), found, _corpus_cache(), only=only, ids=ids
-    )
+    every: list[str] = [] if ids is None else ids
+    inputs = corpus_inputs(paths)
+    entries = loader.load(inputs, displayer(), found, _corpus_cache(), only=only, ids=every)
+    if say is not None and not paths and not is_bundled(inputs[0]):
+        say(f"corpus: {_shown(inputs[0])} ({count(len(every), 'entry')})")
     if warnings is not None and found:
         warnings.extend(found)
     return entries
 
 
+def _elsewhere(paths: Sequence[Path], missing: Sequence[str]) -> str:
+    """For ids no corpus read holds: the corpus not read (this project's, the bundled one)
+    that holds them, else this project's corpus when it was not read."""
+    read = {p.resolve() for p in corpus_inputs(paths)}
+    local = local_corpus(Path.cwd())
+    unread = [d for d in (local, bundled_corpus()) if d is not None and d.resolve() not in read]
+    for directory in unread:
+        if set(missing) <= held_ids(directory).keys():
+            return f" ({_shown(directory)} holds it but was not read: --corpus {_shown(directory)})"
+    if local is not None and local in unread:
+        return f" ({_shown(local)}, this project's corpus, was not read: --corpus {_shown(local)})"
+    return ""
+
+
 def load_selected(
-    paths: Sequence[Path], ids: Sequence[str] = (), tags: Sequence[str] = ()
+    paths: Sequence[Path],
+    ids: Sequence[str] = (),
+    tags: Sequence[str] = (),
+    say: Callable[[str], None] | None = None,
 ) -> list[Entry]:
     """:func:`select` of :func:`load_corpus`, sooner when ids are named: every file is still
     validated, but one the cache says this checker found clean gives only its id."""
     known: list[str] = []
-    entries = load_corpus(paths, only=set(ids) if ids else None, ids=known)
-    return select(entries, ids, tags, known)
+    entries = load_corpus(paths, only=set(ids) if ids else None, ids=known, say=say)
+    missing = [i for i in ids if i not in set(known)]
+    return select(entries, ids, tags, known, _elsewhere(paths, missing) if missing else "")
 
 
 def _corpus_cache() -> Path | None:
@@ -107,15 +142,17 @@ def select(
     ids: Sequence[str] = (),
     tags: Sequence[str] = (),
     known: Sequence[str] | None = None,
+    hint: str = "",
 ) -> list[Entry]:
     """The entries named by id (all when none) that carry every tag given; ``known``, when
-    given, is every id of the corpus that ``entries`` were taken from."""
+    given, is every id of the corpus that ``entries`` were taken from; ``hint`` ends the
+    error for an id it lacks."""
     every = set(known) if known is not None else {e.id for e in entries}
     unknown = [i for i in ids if i not in every]
     if unknown:
         hints = [(i, closest(i, every)) for i in unknown]
         named = ", ".join(f"{i!r}" + (f" (did you mean {h!r}?)" if h else "") for i, h in hints)
-        raise UsageError(f"no corpus entry with id {named}; see 'mgradcheck list'")
+        raise UsageError(f"no corpus entry with id {named}; see 'mgradcheck list'{hint}")
     chosen = [e for e in entries if (not ids or e.id in ids) and all(t in e.tags for t in tags)]
     if not chosen:
         raise UsageError("no corpus entry matches the ids and tags given")

@@ -90,7 +90,7 @@ def test_good_entry_loads_every_field(tmp_path: Path) -> None:
         ),
         (
             ("  outcome: [fail, crash]", "  outcome: explode"),
-            "bug.outcome[0]: 'explode' is not one of fail, crash, error, timeout",
+            "bug.outcome: 'explode' is not one of fail, crash, error, timeout",
         ),
         (
             ("id: good-entry", "id: Good_Entry"),

@@ -1,0 +1,62 @@
+"""``mgradcheck new`` says what it will install, runs the newest release of each minor
+series, and bisects where the outcome flips, over fake releases with patch releases."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from packaging.version import Version
+
+from mgradcheck.corpus.loader import load
+from tests import fake_mlx
+from tests.builders import mgradcheck
+from tests.releases.test_entry_from_script import WRONG_GRAD
+
+# The fake grad is halved on every 1.2.x and 1.3.x release.
+PATCHED = ("1.1.0", "1.1.1", "1.2.0", "1.2.1", "1.3.0", "1.3.1", "1.4.0", "1.4.1")
+
+
+@pytest.fixture
+def patch_wheels(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    for version in PATCHED:
+        fake_mlx.write_fake_mlx(wheels, version)
+    fake_mlx.repack_numpy(wheels)
+    monkeypatch.setenv("UV_OFFLINE", "1")
+    monkeypatch.setenv("UV_CACHE_DIR", str(tmp_path / "uv-cache"))
+    return wheels
+
+
+def test_new_says_what_it_installs_and_bisects_the_flips(
+    patch_wheels: Path, tmp_path: Path
+) -> None:
+    script = tmp_path / "halved_grad.py"
+    script.write_text(WRONG_GRAD)
+    corpus = tmp_path / "corpus"
+    source = ["--no-index", "--find-links", str(patch_wheels), "--backend", "cpu"]
+    done = mgradcheck("new", str(script), "--corpus", str(corpus), *source)
+    assert done.returncode == 0, done.stderr
+    sizes = sum(p.stat().st_size for p in patch_wheels.glob("mlx*-1.[1-4].1-*.whl"))
+    assert (
+        "mgradcheck: new: 4 releases (the newest of each minor series; --versions RANGE for "
+        f"more): 4 to install (about {round(sizes / 1000)} kB); a bisect where the outcome "
+        "flips installs a few more"
+    ) in done.stderr
+    assert "new: judging halved_grad.py on 4 releases" in done.stderr
+    assert "matrix:" not in done.stderr
+    (entry,) = load([corpus])
+    # Only the flips were bisected: 1.2.0 and 1.4.0 probed, 1.1.0 and 1.3.0 never installed.
+    assert entry.bug.introduced_in["cpu"] == Version("1.2.0")
+    assert entry.bug.fixed_in["cpu"] == Version("1.4.0")
+    ran = [line.split(":")[0] for line in done.stdout.splitlines() if line.startswith("mlx ")]
+    assert ran == ["mlx 1.1.1", "mlx 1.2.0", "mlx 1.2.1", "mlx 1.3.1", "mlx 1.4.0", "mlx 1.4.1"]
+
+    again = mgradcheck(
+        "new", str(script), "--corpus", str(corpus), "--id", "again", "--versions", ">=1.3",
+        *source,
+    )  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    assert "new: 4 releases: 1 to install" in again.stderr  # 1.3.0 only
+    assert "3 already installed (they cost nothing)" in again.stderr
