@@ -177,7 +177,8 @@ def _has_pytest() -> bool:
 
 
 class _Recorder:
-    """A pytest plugin: logs each test (all its parametrised items together) as it runs."""
+    """A pytest plugin: logs each test as it runs (a test read from its source: all its
+    parametrised items together)."""
 
     def __init__(self, log: _Log, positions: dict[str, int]) -> None:
         self.log = log
@@ -195,7 +196,9 @@ class _Recorder:
             self.current = None
 
     def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
-        position = self.positions.get(nodeid.split("[", 1)[0])
+        # One parameter set of a test collected by pytest is a test of its own; a test read
+        # from the source (pytest was not there to collect it) holds all of them.
+        position = self.positions.get(nodeid, self.positions.get(nodeid.split("[", 1)[0]))
         if position is not None and position != self.current:
             self.finish()
             self.current, self.status = position, {}
@@ -210,7 +213,7 @@ class _Recorder:
                 crash = getattr(getattr(report.longrepr, "reprcrash", None), "message", None)
                 lines = text.strip().splitlines()
                 message = crash or (lines[-1] if lines else "")
-                if "[" in report.nodeid:  # which parameters of a parametrised test
+                if "[" in report.nodeid and report.nodeid not in self.positions:  # which ones
                     message = f"[{report.nodeid.split('[', 1)[1]}: {message}"
                 failed = report.when == "call" and "AssertionError" in text
                 self.status = {
@@ -247,25 +250,30 @@ class _Where:
         os.chdir(self.cwd)
 
 
-def _run_pytest(root: str, tests: list[tuple[int, dict[str, Any]]], log: _Log) -> None:
-    """The pytest-style tests of a batch in one pytest session."""
+def pytest_session(root: str, args: list[str], plugins: list[Any]) -> int:
+    """``pytest.main`` on ``args`` (node ids relative to ``root``) as the tests run, from this
+    directory: the same session whether it collects the tests or runs them."""
     import pytest
 
-    positions = {test["id"]: position for position, test in tests}
-    recorder = _Recorder(log, positions)
-    args = [test["id"] for _, test in tests]
     # The root is pytest's rootdir (so its node ids are ours) and where conftest.py files start.
     # mgradcheck's own pytest plugin has no business in a test's session, and pytest would
     # warn (an error under filterwarnings=error) that this child imported mgradcheck first.
     ours = "ignore:Module already imported so cannot be rewritten; mgradcheck"
-    args += ["-p", "no:cacheprovider", "-p", "no:mgradcheck", "-W", ours, "-q", "-o", "addopts="]
-    args += ["--rootdir", root, "--confcutdir", root]
+    args = [*args, "-p", "no:cacheprovider", "-p", "no:mgradcheck", "-W", ours, "-q"]
+    args += ["-o", "addopts=", "--rootdir", root, "--confcutdir", root]
     cwd = os.getcwd()
     os.chdir(root)
     try:
-        code = pytest.main(args, plugins=[recorder, _Where(cwd)])
+        return int(pytest.main(args, plugins=[*plugins, _Where(cwd)]))
     finally:
         os.chdir(cwd)
+
+
+def _run_pytest(root: str, tests: list[tuple[int, dict[str, Any]]], log: _Log) -> None:
+    """The pytest-style tests of a batch in one pytest session."""
+    positions = {test["id"]: position for position, test in tests}
+    recorder = _Recorder(log, positions)
+    code = pytest_session(root, [test["id"] for _, test in tests], [recorder])
     recorder.finish()
     for position, _ in tests:
         if position not in recorder.done:
