@@ -9,6 +9,9 @@ beside it, like MLX's ``mlx_tests.MLXTestCase``), with those inherited from
 base classes in the file; ``test*`` methods of other ``Test*`` classes and
 module-level ``test*`` functions (pytest's style). A name defined twice counts
 once, as its last definition: that is the one that exists when the module runs.
+What the source cannot say is how many parameter sets a pytest-style test has:
+``expand`` (:mod:`mgradcheck.suites.pytest_items`) asks pytest, and each set
+becomes a test of its own (``test_x.py::test_f[float32]``).
 
 A test's id is pytest's node id relative to the directory given (for a file
 given, its root; for several paths, the directory they all lie in, so that
