@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from mgradcheck.paths import run_scratch
-from mgradcheck.run.child_log import ChildLog
+from mgradcheck.run.child_log import LOG_BYTES, ChildLog
 from mgradcheck.run.child_process import ChildCommand, run_child
 from mgradcheck.suites.collect import Expand, SuiteTest
 from mgradcheck.suites.source import shown
@@ -80,6 +80,8 @@ def collect_root(
     kinds = {str(e.get("event")) for e in events}
     if "no-pytest" in kinds:
         raise Unanswered(f"pytest is not importable by {shown(command.python)}")
+    if len(log.data) > LOG_BYTES:
+        raise Unanswered(f"pytest collects more items under {shown(root)} than a log holds")
     if "end" not in kinds:
         reason = f"{run.outcome.label}: {run.reason}" if run.reason else run.outcome.label
         raise Unanswered(f"pytest's collection under {shown(root)} ended {shown(reason)}")
@@ -129,8 +131,9 @@ def in_target(python: str, timeout: float, tell: Callable[[str], None]) -> Expan
                 return tests
         found, left = expand(tests, collected)
         if left:
-            tell(f"note: pytest collects no item of {count(len(left), 'test')} read from the "
-                 f"source ({shown(left[0].id)}...): left out, as pytest leaves them")  # fmt: skip
+            more = ", ..." if len(left) > 1 else ""
+            tell(f"note: pytest collects nothing of {count(len(left), 'test')} read from the "
+                 f"source ({shown(left[0].id)}{more}): left out, as pytest leaves it")  # fmt: skip
         return found
 
     return items

@@ -39,6 +39,24 @@ def test_collect_only_lists_pytests_ids_one_per_parameter_set() -> None:
     assert listed.stderr.strip() == "8 tests collected"
 
 
+def test_what_pytest_does_not_collect_is_left_out_and_said(tmp_path: Path) -> None:
+    """A class marked ``__test__ = False`` and an empty parametrization: pytest's answer, not the
+    source's (which sees a test in each)."""
+    (tmp_path / "test_l.py").write_text(
+        "import pytest\n\n\nclass TestNotCollected:\n    __test__ = False\n\n"
+        "    def test_a(self):\n        pass\n\n\n@pytest.mark.parametrize('n', [])\n"
+        "def test_empty(n):\n    pass\n"
+    )
+    listed = mgradcheck("tests", str(tmp_path), "--collect-only")
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.splitlines() == ["test_l.py::test_empty[NOTSET]"]
+    assert listed.stderr.splitlines() == [
+        "mgradcheck: note: pytest collects nothing of 1 test read from the source "
+        "(test_l.py::TestNotCollected::test_a): left out, as pytest leaves it",
+        "1 test collected",
+    ]
+
+
 def test_each_parameter_set_has_its_own_outcome_alone_and_in_a_batch() -> None:
     alone = mgradcheck("tests", str(FILE), "-k", "test_reduce", "-j", "2", "-q", "--json", "-")
     assert alone.returncode == 1, alone.stderr
