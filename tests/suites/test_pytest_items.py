@@ -117,6 +117,19 @@ def test_without_pytest_in_the_target_tests_are_read_from_the_source_and_it_says
     assert "a parametrized test as one test" in notes[0]
 
 
+def test_a_collecting_child_that_dies_leaves_the_tests_as_read_and_says_so(tmp_path: Path) -> None:
+    python = tmp_path / "python"
+    python.write_text("#!/bin/sh\nexit 3\n")
+    python.chmod(0o755)
+    listed = mgradcheck("tests", str(PARAMS), "--python", str(python), "--collect-only")
+    assert listed.returncode == 0, listed.stderr
+    assert len(listed.stdout.splitlines()) == 4  # test_reduce is one test again
+    assert listed.stderr.splitlines()[0] == (
+        f"mgradcheck: note: pytest's collection under {PARAMS} ended crash: exit status 3: "
+        "pytest-style tests collected from their source, a parametrized test as one test"
+    )
+
+
 def test_release_environments_have_no_pytest_so_tests_are_read_from_the_source() -> None:
     """--mlx runs the tests in a release environment (MLX and NumPy): said in one line, and
     before anything is installed, as --collect-only installs nothing."""
