@@ -19,8 +19,10 @@ setUp/tearDown, class and module fixtures, skip decorators, ``skipTest``,
 ``expectedFailure`` and ``subTest`` behave as they do under unittest.
 Functions and methods of plain ``Test*`` classes (pytest's style) run in one
 pytest session when pytest is importable here, which supplies fixtures,
-parametrisation and marks; without pytest, a test that takes no arguments is
-called directly (``pytest.skip`` is still recognised by its exception).
+parametrisation and marks: given their files, of which only the batch's items
+run, so that a file that fails to import errors its own tests, with its error,
+and no other; without pytest, a test that takes no arguments is called
+directly (``pytest.skip`` is still recognised by its exception).
 
 Statuses: ``pass``; ``fail`` (an AssertionError: unittest's failure);
 ``error`` (any other exception, or a failed fixture); ``skip`` (a skip, and an
@@ -177,7 +179,8 @@ def _has_pytest() -> bool:
 
 
 class _Recorder:
-    """A pytest plugin: logs each test (all its parametrised items together) as it runs."""
+    """A pytest plugin: logs each test as it runs (a test read from its source: all its
+    parametrised items together)."""
 
     def __init__(self, log: _Log, positions: dict[str, int]) -> None:
         self.log = log
@@ -186,6 +189,23 @@ class _Recorder:
         self.started = 0.0
         self.status: dict[str, Any] = {}
         self.done: set[int] = set()
+        self.broken: dict[str, str] = {}  # a file pytest could not collect: why
+
+    def position(self, nodeid: str) -> int | None:
+        # One parameter set of a test collected by pytest is a test of its own; a test read
+        # from the source (pytest was not there to collect it) holds all of them.
+        return self.positions.get(nodeid, self.positions.get(nodeid.split("[", 1)[0]))
+
+    def pytest_collectreport(self, report: Any) -> None:
+        if report.failed:
+            self.broken[report.nodeid] = str(report.longrepr)
+
+    def pytest_collection_modifyitems(self, config: Any, items: list[Any]) -> None:
+        """Only the batch's tests run: its files are what pytest is given, so that a file that
+        fails to import ends its own tests, not the session (as a node id not found would)."""
+        dropped = [item for item in items if self.position(item.nodeid) is None]
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = [item for item in items if self.position(item.nodeid) is not None]
 
     def finish(self) -> None:
         if self.current is not None:
@@ -195,7 +215,7 @@ class _Recorder:
             self.current = None
 
     def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
-        position = self.positions.get(nodeid.split("[", 1)[0])
+        position = self.position(nodeid)
         if position is not None and position != self.current:
             self.finish()
             self.current, self.status = position, {}
@@ -210,7 +230,7 @@ class _Recorder:
                 crash = getattr(getattr(report.longrepr, "reprcrash", None), "message", None)
                 lines = text.strip().splitlines()
                 message = crash or (lines[-1] if lines else "")
-                if "[" in report.nodeid:  # which parameters of a parametrised test
+                if "[" in report.nodeid and report.nodeid not in self.positions:  # which ones
                     message = f"[{report.nodeid.split('[', 1)[1]}: {message}"
                 failed = report.when == "call" and "AssertionError" in text
                 self.status = {
@@ -247,31 +267,44 @@ class _Where:
         os.chdir(self.cwd)
 
 
-def _run_pytest(root: str, tests: list[tuple[int, dict[str, Any]]], log: _Log) -> None:
-    """The pytest-style tests of a batch in one pytest session."""
+def pytest_session(root: str, args: list[str], plugins: list[Any]) -> int:
+    """``pytest.main`` on ``args`` (node ids relative to ``root``) as the tests run, from this
+    directory: the same session whether it collects the tests or runs them."""
     import pytest
 
-    positions = {test["id"]: position for position, test in tests}
-    recorder = _Recorder(log, positions)
-    args = [test["id"] for _, test in tests]
     # The root is pytest's rootdir (so its node ids are ours) and where conftest.py files start.
     # mgradcheck's own pytest plugin has no business in a test's session, and pytest would
     # warn (an error under filterwarnings=error) that this child imported mgradcheck first.
     ours = "ignore:Module already imported so cannot be rewritten; mgradcheck"
-    args += ["-p", "no:cacheprovider", "-p", "no:mgradcheck", "-W", ours, "-q", "-o", "addopts="]
-    args += ["--rootdir", root, "--confcutdir", root]
+    args = [*args, "-p", "no:cacheprovider", "-p", "no:mgradcheck", "-W", ours, "-q"]
+    args += ["-o", "addopts=", "--rootdir", root, "--confcutdir", root]
     cwd = os.getcwd()
     os.chdir(root)
     try:
-        code = pytest.main(args, plugins=[recorder, _Where(cwd)])
+        return int(pytest.main(args, plugins=[*plugins, _Where(cwd)]))
     finally:
         os.chdir(cwd)
+
+
+def _run_pytest(root: str, tests: list[tuple[int, dict[str, Any]]], log: _Log) -> None:
+    """The pytest-style tests of a batch in one pytest session."""
+    positions = {test["id"]: position for position, test in tests}
+    recorder = _Recorder(log, positions)
+    files = sorted({test["id"].split("::", 1)[0] for _, test in tests})
+    code = pytest_session(root, [*files, "--continue-on-collection-errors"], [recorder])
     recorder.finish()
-    for position, _ in tests:
+    for position, test in tests:
         if position not in recorder.done:
             started = log.start(position)
-            message = f"pytest did not run it (pytest's exit status {int(code)})"
-            log.done(position, started, {"status": "error", "message": message})
+            why = recorder.broken.get(test["id"].split("::", 1)[0])
+            if why is None:
+                message = f"pytest did not run it (pytest's exit status {code})"
+                log.done(position, started, {"status": "error", "message": message})
+                continue
+            last = why.strip().splitlines()[-1] if why.strip() else ""
+            message = f"pytest could not collect its file: {last.removeprefix('E').strip()}"
+            status = {"exc_type": "CollectError", "message": message, "traceback": why[-TAIL:]}
+            log.done(position, started, {"status": "error", **status})
 
 
 class _Kept:

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from mgradcheck.releases.choice import Mlx
     from mgradcheck.releases.settings import Settings
     from mgradcheck.run.results import Report
-    from mgradcheck.suites.collect import SuiteTest
+    from mgradcheck.suites.collect import Expand, SuiteTest
     from mgradcheck.suites.mlx_tests import Checkout
     from mgradcheck.suites.suite_runs import SuiteOptions
 
@@ -60,6 +60,7 @@ def _load(
     revision: str | None,
     repo: Path | None,
     keyword: str | None,
+    expand: Expand,
     builds: bool = False,
 ) -> tuple[list[SuiteTest], Checkout | None]:
     """The tests chosen; ``builds``: --mlx names a commit, which --mlx-repo's clone builds."""
@@ -75,7 +76,24 @@ def _load(
         raise UsageError("--mlx-repo goes with --mlx-tests TAG (or with --mlx COMMIT)")
     elif not paths:
         raise UsageError("give the tests: files or directories, or --mlx-tests TAG")
-    return select(collect([Path(p) for p in paths]), keyword), checkout
+    return select(collect([Path(p) for p in paths], expand), keyword), checkout
+
+
+def _expander(python: Path | None, release: bool, timeout: float) -> Expand:
+    """How pytest-style tests are collected: by pytest, in the interpreter they run under; in
+    release environments (--mlx, --matrix), which hold MLX and NumPy only, from their source."""
+    if not release:
+        from mgradcheck.suites.pytest_items import in_target
+
+        return in_target(str(python) if python else sys.executable, timeout, say)
+    from mgradcheck.suites.pytest_items import AS_READ
+
+    def as_read(tests: list[SuiteTest]) -> list[SuiteTest]:
+        if any(t.kind == "pytest" for t in tests):
+            say(f"note: release environments hold MLX and NumPy, not pytest: {AS_READ}")
+        return tests
+
+    return as_read
 
 
 def _inputs(chosen: Sequence[SuiteTest]) -> list[Path]:
@@ -141,8 +159,10 @@ def tests(
     \b
     Tests are collected from the source (nothing is imported here): test*
     methods of unittest.TestCase classes, test* functions and methods of Test*
-    classes, from test*.py and *_test.py files. Helper modules beside the
-    tests import as under unittest. A crash or hang ends only its own test.
+    classes, from test*.py and *_test.py files; pytest-style ones as pytest
+    collects them in the interpreter they run under, one test per parameter set
+    (test_x.py::test_f[float32]). Helper modules beside the tests import as
+    under unittest. A crash or hang ends only its own test.
     With --matrix, the tests run on each release (results stored by the test's
     source hash), and --emit writes the ones that flip as corpus entries.
     """
@@ -159,7 +179,8 @@ def tests(
 
         parse_range(versions)  # a bad range is bad usage, said before anything runs
     commit = isinstance(mlx_version, Commit)
-    chosen, checkout = _load(paths, revision, settings.mlx_repo, keyword, builds=commit)
+    expand = _expander(python, matrix or mlx_version is not None, timeout)
+    chosen, checkout = _load(paths, revision, settings.mlx_repo, keyword, expand, builds=commit)
     part = take(shard, durations_path, lambda: ([Unit(t.id) for t in chosen],
                 [(t.id, t.id) for t in chosen], [f"{t.id} {t.content_hash}" for t in chosen]))  # fmt: skip
     meta = part.meta if part is not None else {}

@@ -9,6 +9,9 @@ beside it, like MLX's ``mlx_tests.MLXTestCase``), with those inherited from
 base classes in the file; ``test*`` methods of other ``Test*`` classes and
 module-level ``test*`` functions (pytest's style). A name defined twice counts
 once, as its last definition: that is the one that exists when the module runs.
+What the source cannot say is how many parameter sets a pytest-style test has:
+``expand`` (:mod:`mgradcheck.suites.pytest_items`) asks pytest, and each set
+becomes a test of its own (``test_x.py::test_f[float32]``).
 
 A test's id is pytest's node id relative to the directory given (for a file
 given, its root; for several paths, the directory they all lie in, so that
@@ -24,9 +27,10 @@ refused, naming it.
 from __future__ import annotations
 
 import ast
+import hashlib
 import os
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from mgradcheck.errors import UsageError
@@ -51,6 +55,7 @@ class SuiteTest:
     line: int
     kind: str  # "unittest" or "pytest"
     source_hash: str
+    params: str = ""  # one parameter set of a parametrised test, as pytest names it: "[float32]"
 
     @property
     def content_hash(self) -> str:
@@ -59,13 +64,19 @@ class SuiteTest:
 
     @property
     def title(self) -> str:
-        return f"{self.cls}.{self.name}" if self.cls else self.name
+        return (f"{self.cls}.{self.name}" if self.cls else self.name) + self.params
 
     @property
     def node_id(self) -> str:
         """pytest's node id with the root as its rootdir: what the child's pytest calls it."""
         relative = self.file.relative_to(self.root).as_posix()
-        return "::".join([relative, *([self.cls] if self.cls else []), self.name])
+        return "::".join([relative, *([self.cls] if self.cls else []), self.name]) + self.params
+
+    def with_params(self, params: str) -> SuiteTest:
+        """This test for one parameter set that pytest collected (``[float32-axis0]``): a test
+        of its own, with its own id and its own runs in the results store."""
+        digest = hashlib.sha256(f"{self.source_hash}\n{params}".encode()).hexdigest()[:16]
+        return replace(self, id=self.id + params, params=params, source_hash=digest)
 
     def child_spec(self) -> dict[str, object]:
         return {
@@ -257,8 +268,14 @@ def _base(paths: Sequence[Path]) -> Path:
     return Path(os.path.commonpath(sorted(bases)))
 
 
-def collect(paths: Iterable[Path | str]) -> list[SuiteTest]:
-    """Every test in these files and directories (a ``FILE::Class::test`` path names some)."""
+# Makes the tests read from the source into those pytest collects: see mgradcheck.suites.pytest_items.
+Expand = Callable[[list[SuiteTest]], list[SuiteTest]]
+
+
+def collect(paths: Iterable[Path | str], expand: Expand | None = None) -> list[SuiteTest]:
+    """Every test in these files and directories (a ``FILE::Class::test`` path names some);
+    with ``expand``, a pytest-style test is one test per parameter set that pytest collects,
+    which ``FILE::test[params]`` names one of."""
     collector = Collector()
     given = [(str(p), *_split(str(p))) for p in paths]
     for text, path, selector in given:
@@ -270,13 +287,17 @@ def collect(paths: Iterable[Path | str]) -> list[SuiteTest]:
             )
     base = _base([path for _, path, _ in given]) if given else None
     tests: dict[tuple[Path, str | None, str], SuiteTest] = {}
+    chosen_by: dict[tuple[Path, str | None, str], set[str]] = {}  # "": its whole file
     by_id: dict[str, SuiteTest] = {}
     for text, path, selector in given:
         for file in _files(path):
             for test in collector.collect_file(file, base):
                 key = (test.file, test.cls, test.name)
-                if (selector and not _selected(test, selector)) or key in tests:
-                    continue  # not selected, or given twice (a file and its directory)
+                if selector and not _selected(test, selector):
+                    continue
+                chosen_by.setdefault(key, set()).add(selector)
+                if key in tests:
+                    continue  # given twice (a file and its directory)
                 other = by_id.setdefault(test.id, test)
                 if other is not test:
                     raise UsageError(
@@ -288,12 +309,29 @@ def collect(paths: Iterable[Path | str]) -> list[SuiteTest]:
             _selected(t, selector) for t in tests.values() if t.file == path.resolve()
         ):
             raise UsageError(f"{shown(text)}: no such test in {shown(path)}")
-    return list(tests.values())
+    if expand is None:
+        return list(tests.values())
+    found = [
+        test
+        for test in expand(list(tests.values()))
+        if any(not s or _selected(test, s) for s in chosen_by[(test.file, test.cls, test.name)])
+    ]
+    for text, path, selector in given:
+        if "[" in selector and not any(
+            _selected(t, selector) for t in found if t.file == path.resolve()
+        ):
+            raise UsageError(f"{shown(text)}: pytest collects no such test in {shown(path)}")
+    return found
 
 
 def _selected(test: SuiteTest, selector: str) -> bool:
+    """Whether ``Class::test`` names the test; ``test[params]`` one parameter set of it (a test
+    read from the source holds them all)."""
     own = [*([test.cls] if test.cls else []), test.name]
-    wanted = selector.split("::")
+    head, bracket, params = selector.partition("[")
+    wanted = head.split("::")
+    if bracket and (len(wanted) != len(own) or test.params not in ("", f"[{params}")):
+        return False
     return own[: len(wanted)] == wanted
 
 
