@@ -24,9 +24,10 @@ def count(n: int, word: str) -> str:
     return f"{n} {plural(n, word)}"
 
 
-def wrap(text: str, width: int | None, indent: str = "") -> list[str]:
+def wrap(text: str, width: int | None, indent: str = "", first: str | None = None) -> list[str]:
     """``text`` as lines of at most ``width`` columns, broken only between words, each starting
-    with ``indent``; ``width`` None (a pipe, no width known) keeps each line whole.
+    with ``indent`` (the first with ``first``, a bullet, when given); ``width`` None (a pipe, no
+    width known) keeps each line whole.
 
     Prose only: a word longer than the width (a path, a URL) stands whole on a line of its own,
     longer than the width, rather than being cut where a terminal would break it. Lines of the
@@ -35,14 +36,15 @@ def wrap(text: str, width: int | None, indent: str = "") -> list[str]:
     import textwrap
 
     lines: list[str] = []
-    for line in text.splitlines() or [""]:
-        if width is None or len(indent) + len(line) <= width or not line.strip():
-            lines.append(indent + line if line.strip() else "")
+    for n, line in enumerate(text.splitlines() or [""]):
+        start = first if first is not None and n == 0 else indent
+        if width is None or len(start) + len(line) <= width or not line.strip():
+            lines.append(start + line if line.strip() else "")
             continue
         # A line's own leading spaces (a traceback's) are kept on each piece of it.
-        lead = indent + line[: len(line) - len(line.lstrip())]
+        own = line[: len(line) - len(line.lstrip())]
         lines += textwrap.wrap(
-            line.strip(), max(width, len(lead) + 1), initial_indent=lead, subsequent_indent=lead,
-            break_long_words=False, break_on_hyphens=False,
+            line.strip(), max(width, len(start + own) + 1), initial_indent=start + own,
+            subsequent_indent=indent + own, break_long_words=False, break_on_hyphens=False,
         )  # fmt: skip
     return lines

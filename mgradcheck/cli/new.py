@@ -112,8 +112,9 @@ def new(
     from mgradcheck.errors import UsageError
     from mgradcheck.index.installable import parse_range
     from mgradcheck.releases import entry_from_script, script_plan
-    from mgradcheck.run.display import choose, printable
+    from mgradcheck.run.display import choose, known_width, printable
     from mgradcheck.run.stages import display_path
+    from mgradcheck.wording import wrap
 
     if version_range and exact:
         raise UsageError("--versions and --mlx cannot be used together")
@@ -151,11 +152,23 @@ def new(
         click.echo(printable(f"made {request.corpus}/{where}"))
     bug = result.entry.bug
     flips = "; ".join(f.sentence() for f in result.flips) or "the same on every release judged"
-    click.echo(printable(f"wrote {result.path}: {bug.signature_label()}; {flips}"))
+    # Prose wraps between words at the terminal's width; the path and the commands stand
+    # whole on lines of their own, so that a terminal's soft wrap never breaks what is copied.
+    width = known_width(sys.stdout)
+    click.echo(printable(f"wrote {result.path}"))
+    say_all(wrap(f"{bug.signature_label()}; {flips}", width, "  ", first="  "))
     click.echo("Still to write by hand:")
     for line in result.todo:
-        click.echo(printable(f"  - {line}"))
+        say_all(wrap(line, width, "    ", first="  - "))
     corpus = shlex.quote(str(request.corpus))
     found = local_corpus(Path.cwd())  # run finds it itself; else it must be named
     named = "" if found and found.resolve() == request.corpus.resolve() else f" --corpus {corpus}"
-    click.echo(f"Then: mgradcheck validate {corpus} && mgradcheck run {request.entry_id}{named}")
+    click.echo("Then:")
+    click.echo(f"  mgradcheck validate {corpus} && mgradcheck run {request.entry_id}{named}")
+
+
+def say_all(lines: list[str]) -> None:
+    from mgradcheck.run.display import printable
+
+    for line in lines:
+        click.echo(printable(line))

@@ -163,7 +163,7 @@ def sweep(
     """
     from mgradcheck.cli.sharding import take
     from mgradcheck.reports.outputs import check_directory, check_writable_paths
-    from mgradcheck.run.display import choose
+    from mgradcheck.run.display import choose, known_width
     from mgradcheck.sweep import render as sweep_report
     from mgradcheck.sweep import shards
     from mgradcheck.sweep.pipeline import SweepOptions, plan
@@ -221,7 +221,8 @@ def sweep(
     report.meta = part.meta if part is not None else {}
     if json_path is not None:
         sweep_report.write_json(report, json_path)
-    click.echo(sweep_report.render(report), err=on_stdout(json_path))
+    width = known_width(sys.stderr if on_stdout(json_path) else sys.stdout)
+    click.echo(sweep_report.render(report, width), err=on_stdout(json_path))
     if report.coverage is not None:
         click.echo(sweep_report.coverage_table(report), err=on_stdout(json_path))
     if report.interrupted is not None:

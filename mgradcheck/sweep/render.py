@@ -13,13 +13,16 @@ from mgradcheck.sweep.case_runs import Status
 from mgradcheck.sweep.catalogue.excluded import EXCLUDED
 from mgradcheck.sweep.coverage import CHECKED, FINDING, NOT_COVERED, UNSUPPORTED
 from mgradcheck.sweep.pipeline import FindingReport, SweepReport
-from mgradcheck.wording import count, plural
+from mgradcheck.wording import count, plural, wrap
+
+DETAIL = "      "
 
 
-def render(report: SweepReport) -> str:
-    lines = [report.summary_line()]
+def render(report: SweepReport, width: int | None = None) -> str:
+    """The summary, wrapped between words at ``width`` (None: each line whole, for a pipe); an
+    emitted entry's path stands whole on a line of its own, for copying."""
+    lines = wrap(report.summary_line(), width, "  ", first="")
     for finding in report.findings:
-        where = f" -> {finding.path}" if finding.path else ""
         confirmed = {True: " (reproduces)", False: " (DID NOT REPRODUCE)", None: ""}[
             finding.reproduced
         ]
@@ -28,18 +31,18 @@ def render(report: SweepReport) -> str:
             if finding.by_design
             else ("FINDING", f" (known: {finding.known})" if finding.known else "")
         )
-        lines.append(
-            f"  {label} {finding.group.title}: {count(len(finding.group.results), 'run')}"
-            f"{known}{where}{confirmed}"
-        )
-        lines.append(f"      {_detail(finding)}")
+        head = f"{label} {finding.group.title}: {count(len(finding.group.results), 'run')}"
+        lines += wrap(f"{head}{known}{confirmed}", width, DETAIL, first="  ")
+        if finding.path:
+            lines.append(f"{DETAIL}-> {finding.path}")
+        lines += wrap(_detail(finding), width, DETAIL)
         if finding.reproduced is False:
-            lines.append(f"      {finding.reproduction}")
+            lines += wrap(finding.reproduction, width, DETAIL)
     if report.findings:
-        lines.append(
-            "  each finding in full (every run, the shrunk point): --json FILE; "
-            "as corpus entries: --emit DIR"
-        )
+        lines += wrap(
+            "each finding in full (every run, the shrunk point): --json FILE; "
+            "as corpus entries: --emit DIR", width, "    ", first="  "
+        )  # fmt: skip
     by_op: dict[str, set[str]] = defaultdict(set)
     partial = 0
     for result in report.results:
@@ -49,16 +52,15 @@ def render(report: SweepReport) -> str:
             partial += 1
     if by_op:
         ops = ", ".join(f"{op} [{','.join(sorted(d))}]" for op, d in sorted(by_op.items()))
-        lines.append(f"  unsupported (MLX implements no derivative path checked): {ops}")
+        text = f"unsupported (MLX implements no derivative path checked): {ops}"
+        lines += wrap(text, width, "    ", first="  ")
     if partial:
-        lines.append(
-            f"  {partial} other {plural(partial, 'run')} skipped a path MLX does not implement (see --json)"
-        )
+        text = f"{partial} other {plural(partial, 'run')} skipped a path MLX does not implement"
+        lines += wrap(f"{text} (see --json)", width, "    ", first="  ")
     for result in report.results:
         if result.status is Status.ERROR:
-            lines.append(
-                f"  ERROR {result.task.key}: {result.message.splitlines()[0] if result.message else ''}"
-            )
+            first_line = result.message.splitlines()[0] if result.message else ""
+            lines += wrap(f"ERROR {result.task.key}: {first_line}", width, "    ", first="  ")
     not_run = report.counts()[Status.NOT_RUN]
     if not_run or report.unshrunk:
         why = (
@@ -69,7 +71,7 @@ def render(report: SweepReport) -> str:
         left = [f"{count(not_run, 'run')} not started"] if not_run else []
         if report.unshrunk:
             left.append(f"{count(report.unshrunk, 'finding')} left unshrunk (reported as found)")
-        lines.append(f"  {', '.join(left)}: {why}")
+        lines += wrap(f"{', '.join(left)}: {why}", width, "    ", first="  ")
     return printable("\n".join(lines))  # findings quote what MLX printed
 
 

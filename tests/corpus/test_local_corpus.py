@@ -36,7 +36,7 @@ def test_what_new_wrote_runs_by_its_id(fake_wheels: Path, tmp_path: Path) -> Non
     assert run.returncode == 0, run.stdout + run.stderr  # the bug, as expected, on 1.2.0
     assert run.stderr.count("mgradcheck: corpus: ./corpus (1 entry)\n") == 1
     # So new's last line need not name the corpus.
-    assert "Then: mgradcheck validate corpus && mgradcheck run halved-grad\n" in made.stdout
+    assert "Then:\n  mgradcheck validate corpus && mgradcheck run halved-grad\n" in made.stdout
 
 
 def test_an_unknown_id_names_the_corpus_that_holds_it(tmp_path: Path) -> None:

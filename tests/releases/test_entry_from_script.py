@@ -106,7 +106,7 @@ def test_the_entry_goes_where_the_user_is(
         cli, ["new", str(script(tmp_path, "halved_grad.py", WRONG_GRAD)), "--id", "x", *source]
     )
     assert done.exit_code == 0, done.output
-    assert "made corpus/ in " in done.output and "wrote corpus/x.yaml:" in done.output
+    assert "made corpus/ in " in done.output and "wrote corpus/x.yaml\n" in done.output
     (entry,) = load([tmp_path / "corpus"])
     assert entry.id == "x"
     assert {p: p.read_bytes() for p in bundled_corpus().glob("*.yaml")} == bundled
@@ -114,7 +114,7 @@ def test_the_entry_goes_where_the_user_is(
         cli, ["new", str(tmp_path / "halved_grad.py"), "--id", "y", "--mlx", "1.2.0", *source]
     )
     assert again.exit_code == 0, again.output
-    assert "made corpus/" not in again.output and "wrote corpus/y.yaml:" in again.output
+    assert "made corpus/" not in again.output and "wrote corpus/y.yaml\n" in again.output
 
 
 def test_a_bad_file_reads_the_same_from_new_and_validate(
