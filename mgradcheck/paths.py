@@ -48,7 +48,7 @@ def cache_root() -> Path:
         try:
             write_text(tag, CACHEDIR_TAG)
         except UsageError as exc:
-            raise _cache_error(root, str(exc)) from None
+            raise cache_error(root, str(exc)) from None
     return root
 
 
@@ -88,11 +88,11 @@ def make_dir(path: Path) -> Path:
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise _cache_error(path, f"cannot make {path}: {exc.strerror or exc}") from None
+        raise cache_error(path, f"cannot make {path}: {exc.strerror or exc}") from None
     return path
 
 
-def _cache_error(path: Path, problem: str) -> CacheError:
+def cache_error(path: Path, problem: str) -> CacheError:
     where = (
         "set by $MGRADCHECK_CACHE"
         if os.environ.get("MGRADCHECK_CACHE")
@@ -141,7 +141,7 @@ def run_scratch() -> Iterator[Path]:
     try:
         path = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-", dir=root))
     except OSError as exc:
-        raise _cache_error(root, f"cannot write in {root}: {exc.strerror or exc}") from None
+        raise cache_error(root, f"cannot write in {root}: {exc.strerror or exc}") from None
     # Locked before it gets the name others look for, so no one sees it unlocked.
     fd = os.open(path / "lock.new", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:

@@ -49,7 +49,7 @@ from mgradcheck.envs.cuda import check_driver
 from mgradcheck.envs.logged_process import run_logged
 from mgradcheck.errors import EnvironmentFailure
 from mgradcheck.index.installable import Source, Target
-from mgradcheck.paths import cache_root, make_dir, safe_name
+from mgradcheck.paths import cache_error, cache_root, make_dir, safe_name
 
 FORMAT = 1
 SCHEMA = "mgradcheck-env"
@@ -182,7 +182,12 @@ class Lock:
 
     def __init__(self, name: str) -> None:
         self.path = envs_root() / ".locks" / f"{name}.lock"
-        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:  # a read-only cache that already holds environments
+            raise cache_error(
+                self.path, f"cannot open {self.path}: {exc.strerror or exc}"
+            ) from None
 
     def acquire(self, exclusive: bool, on_wait: Callable[[], None] | None = None) -> None:
         mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH

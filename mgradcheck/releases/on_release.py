@@ -28,6 +28,7 @@ from mgradcheck.corpus.entry import Entry
 from mgradcheck.envs import venvs
 from mgradcheck.errors import EnvironmentFailure, Interrupted, UsageError
 from mgradcheck.index.installable import list_releases
+from mgradcheck.paths import CacheError
 from mgradcheck.releases.choice import Commit, Mlx, Release, WorkTree
 from mgradcheck.releases.settings import Settings
 from mgradcheck.releases.store import Runnable, StoredRuns
@@ -35,6 +36,7 @@ from mgradcheck.run import mlx_build
 from mgradcheck.run.child_process import ChildCommand
 from mgradcheck.run.display import Progress, Silent
 from mgradcheck.run.observation import Environment, Observation
+from mgradcheck.run.resources import Exhausted, NoSpace
 from mgradcheck.run.runner import Runner, RunOptions, run_watched
 from mgradcheck.run.stages import prepare
 from mgradcheck.run.verdict import counts
@@ -210,6 +212,8 @@ def run_release(
                 results, interrupted = run_entries(
                     command, environment, entries_, on_runner, settings.timeout
                 )
+    except (CacheError, NoSpace, Exhausted):
+        raise  # the machine's, not the release's: every other release would meet it too
     except (EnvironmentFailure, UsageError) as exc:  # not installed, or its interpreter unusable
         return problem(str(exc))
     for entry, runs in zip(missing, results, strict=True):
