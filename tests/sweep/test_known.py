@@ -49,6 +49,17 @@ def test_one_crash_through_many_operations_is_one_cause_and_the_known_entry() ->
     ]
 
 
+def test_a_compiled_crash_alone_is_the_known_entry_of_that_check_whatever_the_operation() -> None:
+    # The corpus's shapeless crash is a sum; where dies the same way, and a crash in a compiled
+    # check is grouped by the check alone, so it is that entry even when no sum crashed with it.
+    assert named([crash("where")]) == [
+        ("a crash in the shapeless check", ["where"], ("shapeless-reduction-to-size1-crash", False))
+    ]
+    # Not a plain compile crash (the entry is about shapeless compilation), nor a vmap crash.
+    assert named([crash("where", check="compile")])[0][2] == (None, False)
+    assert named([crash("where", check="vmap")])[0][2] == (None, False)
+
+
 def test_a_crash_in_another_check_is_another_cause() -> None:
     found = named([crash("sum-axis"), crash("mean-axis", check="vmap")])
     assert [(key, entry) for key, _, entry in found] == [
