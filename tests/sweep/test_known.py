@@ -8,7 +8,7 @@ import pytest
 
 from mgradcheck.corpus import files, loader
 from mgradcheck.sweep.case_runs import CaseResult, Status, Task
-from mgradcheck.sweep.catalogue import catalogue
+from mgradcheck.sweep.catalogue import Case, arr, catalogue
 from mgradcheck.sweep.findings import group
 from mgradcheck.sweep.known import causes
 from mgradcheck.sweep.pipeline import FindingReport, SweepReport, name_causes
@@ -58,6 +58,25 @@ def test_a_compiled_crash_alone_is_the_known_entry_of_that_check_whatever_the_op
     # Not a plain compile crash (the entry is about shapeless compilation), nor a vmap crash.
     assert named([crash("where", check="compile")])[0][2] == (None, False)
     assert named([crash("where", check="vmap")])[0][2] == (None, False)
+
+
+def test_the_exploring_sweep_s_integer_findings_are_one_cause_and_its_entry() -> None:
+    def drawn(case: str, op: str, check: str) -> CaseResult:
+        called = Case(case, op, "generated-integer", f"lambda a: mx.{op}(a)", (arr(1),))
+        finding = {"kind": "wrong-value", "check": check, "detail": "observed [7.]", "repro": {}}
+        return CaseResult(Task.of(called, "float32"), Status.WRONG, findings=[finding])
+
+    found = named(
+        [
+            drawn("gen0-0007-arcsin-int32", "arcsin", "integers"),
+            drawn("gen0-0010-max-bool", "max", "integers"),
+            drawn("gen0-0329-cumprod-complex64", "cumprod", "vjp"),
+        ]
+    )
+    assert [(ops, entry) for _, ops, (entry, _) in found] == [
+        (["arcsin", "max"], "integer-argument-vjp-truncated"),
+        (["cumprod"], "cumprod-complex-vjp-conjugate"),
+    ]
 
 
 def test_a_crash_in_another_check_is_another_cause() -> None:
