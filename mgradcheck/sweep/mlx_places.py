@@ -3,8 +3,9 @@ transform at fault, as ``file:line`` at the ref of the index shipped in the pack
 
 The index (``data/mlx-primitives.json``) is made by :mod:`mgradcheck.sweep.mlx_sources`.
 The MLX functions an entry calls are read from its text (``mx.addmm``, ``mx.fft.irfft``,
-and in a ``gradcheck:`` block's ``fn``, whose arguments are all MLX arrays, operators
-too); the transform at fault from its tags, else from the checks its block asks for.
+the names it looks up with ``getattr(mx, name)``, and in a ``gradcheck:`` block's ``fn``,
+whose arguments are all MLX arrays, operators too); the transform at fault from its tags,
+else from the checks its block asks for.
 """
 
 from __future__ import annotations
