@@ -28,8 +28,10 @@ HELPERS = {
     ),
     "assert_close": (
         "def assert_close(observed, expected, *, rtol=1e-5, atol=1e-6, what='value'):\n"
-        "    obs = to_numpy(observed).astype(np.float64)\n"
-        "    exp = to_numpy(expected).astype(np.float64)\n"
+        "    obs, exp = to_numpy(observed), to_numpy(expected)\n"
+        "    # float64 would drop a complex value's imaginary part, and the bugs that live there.\n"
+        "    wide = np.complex128 if np.iscomplexobj(obs) or np.iscomplexobj(exp) else np.float64\n"
+        "    obs, exp = obs.astype(wide), exp.astype(wide)\n"
         "    if obs.shape != exp.shape:\n"
         "        raise CheckFailed(f'{what}: shape {obs.shape} observed, {exp.shape} expected')\n"
         "    if not np.allclose(obs, exp, rtol=rtol, atol=atol, equal_nan=True):\n"

@@ -15,7 +15,9 @@ operation (in its id, title, summary, tags, code, or the sweep case that
 found it; or, for an operation MLX builds from one primitive alone, a
 function the entry calls that is that primitive: tril is a ``where``); one
 member of a cause matched is enough, since the entry's reproducer stands for
-all of them. A guard (an entry of documented
+all of them. A crash in a compiled check names no operation, since one compiler
+bug kills many: an entry of a crash tagged with that check holds it, whichever
+operation showed it. A guard (an entry of documented
 behaviour, affecting no backend) that matches says the finding is by design.
 The entries' own ``match`` patterns are not used: they match what their
 reproducers print, not the sweep.
@@ -159,7 +161,19 @@ def matches(entry: Entry, group: Group, check: str, mlx: Version, backend: str) 
         return 0
     if check and not TAGS.get(check, {check}) & set(entry.tags):
         return 0
-    return _names(entry, group)
+    sure = _names(entry, group)
+    if not sure and crash and entry.bug.affects and check in _compiled_checks(entry):
+        # Such a crash's cause is the compiled check alone (see cause_of): an open crash of
+        # that check is it, whichever operation the entry's reproducer happens to use.
+        return 1
+    return sure
+
+
+def _compiled_checks(entry: Entry) -> set[str]:
+    """The compiled checks ``entry`` is about: the most specific its tags name (an entry
+    tagged shapeless is tagged compile too, and is no plain compile bug)."""
+    tagged = set(entry.tags) & set(COMPILED)
+    return tagged - {"compile"} or tagged
 
 
 def causes(

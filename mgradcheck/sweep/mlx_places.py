@@ -3,8 +3,9 @@ transform at fault, as ``file:line`` at the ref of the index shipped in the pack
 
 The index (``data/mlx-primitives.json``) is made by :mod:`mgradcheck.sweep.mlx_sources`.
 The MLX functions an entry calls are read from its text (``mx.addmm``, ``mx.fft.irfft``,
-and in a ``gradcheck:`` block's ``fn``, whose arguments are all MLX arrays, operators
-too); the transform at fault from its tags, else from the checks its block asks for.
+the names it looks up with ``getattr(mx, name)``, and in a ``gradcheck:`` block's ``fn``,
+whose arguments are all MLX arrays, operators too); the transform at fault from its tags,
+else from the checks its block asks for.
 """
 
 from __future__ import annotations
@@ -51,6 +52,8 @@ _MAKERS = frozenset(
     {"zeros", "ones", "full", "zeros_like", "ones_like", "arange", "linspace", "eye", "identity"}
 )
 _MX = re.compile(r"\bmx\.((?:fft|linalg|fast|random)\.)?(\w+)")
+_GETATTR = re.compile(r"\bgetattr\(\s*mx\s*,")
+_SPELLED = re.compile(r"""["']((?:fft\.|linalg\.|fast\.|random\.)?\w+)["']""")
 
 
 @dataclass(frozen=True)
@@ -98,19 +101,35 @@ def _operators(fn: str) -> Iterator[str]:
         yield from (_OPERATORS[type(op)] for op in ops if type(op) in _OPERATORS)
 
 
+def _calls(text: str) -> list[str]:
+    """The MLX functions ``text`` names, in the order written: ``mx.f``, ``mx.fft.f``, and,
+    in code that looks them up with ``getattr(mx, name)``, the names it spells as strings
+    (``for name in ("bitwise_and", "bitwise_or"): op = getattr(mx, name)``)."""
+    found = [(m.start(), f"{m.group(1) or ''}{m.group(2)}") for m in _MX.finditer(text)]
+    if _GETATTR.search(text):
+        found += [(m.start(), m.group(1)) for m in _SPELLED.finditer(text)]
+    return [name for _, name in sorted(found)]
+
+
 def _known(entry: Entry, index: Index) -> list[str]:
     """The MLX functions ``entry`` calls that ``index`` knows, in the order used."""
-    names = [f"{module or ''}{name}" for module, name in _MX.findall(entry.code or "")]
+    names = _calls(entry.code or "")
     if entry.gradcheck is not None:
         fn = str(entry.gradcheck.get("fn", ""))
-        names += [f"{module or ''}{name}" for module, name in _MX.findall(fn)]
+        names += _calls(fn)
         names += list(_operators(fn))
     return [n for n in dict.fromkeys(names) if n in index.functions]
 
 
 def _named(entry: Entry, known: Sequence[str]) -> list[str]:
-    words = {tag.replace("-", "_") for tag in entry.tags} | set(re.findall(r"\w+", entry.title))
-    return [n for n in known if n.rsplit(".", 1)[-1] in words]
+    tags = {tag.replace("-", "_") for tag in entry.tags}
+    words = tags | set(re.findall(r"\w+", entry.title))
+    # A tag may name a family of functions: ``bitwise`` is bitwise_and, bitwise_or...
+    return [
+        n
+        for n in known
+        if (short := n.rsplit(".", 1)[-1]) in words or any(short.startswith(f"{t}_") for t in tags)
+    ]
 
 
 def named(entry: Entry, index: Index) -> list[str]:

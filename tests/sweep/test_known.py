@@ -8,7 +8,7 @@ import pytest
 
 from mgradcheck.corpus import files, loader
 from mgradcheck.sweep.case_runs import CaseResult, Status, Task
-from mgradcheck.sweep.catalogue import catalogue
+from mgradcheck.sweep.catalogue import Case, arr, catalogue
 from mgradcheck.sweep.findings import group
 from mgradcheck.sweep.known import causes
 from mgradcheck.sweep.pipeline import FindingReport, SweepReport, name_causes
@@ -46,6 +46,36 @@ def test_one_crash_through_many_operations_is_one_cause_and_the_known_entry() ->
             ["mean", "sum", "softmax"],
             ("shapeless-reduction-to-size1-crash", False),
         )
+    ]
+
+
+def test_a_compiled_crash_alone_is_the_known_entry_of_that_check_whatever_the_operation() -> None:
+    # The corpus's shapeless crash is a sum; where dies the same way, and a crash in a compiled
+    # check is grouped by the check alone, so it is that entry even when no sum crashed with it.
+    assert named([crash("where")]) == [
+        ("a crash in the shapeless check", ["where"], ("shapeless-reduction-to-size1-crash", False))
+    ]
+    # Not a plain compile crash (the entry is about shapeless compilation), nor a vmap crash.
+    assert named([crash("where", check="compile")])[0][2] == (None, False)
+    assert named([crash("where", check="vmap")])[0][2] == (None, False)
+
+
+def test_the_exploring_sweep_s_integer_findings_are_one_cause_and_its_entry() -> None:
+    def drawn(case: str, op: str, check: str) -> CaseResult:
+        called = Case(case, op, "generated-integer", f"lambda a: mx.{op}(a)", (arr(1),))
+        finding = {"kind": "wrong-value", "check": check, "detail": "observed [7.]", "repro": {}}
+        return CaseResult(Task.of(called, "float32"), Status.WRONG, findings=[finding])
+
+    found = named(
+        [
+            drawn("gen0-0007-arcsin-int32", "arcsin", "integers"),
+            drawn("gen0-0010-max-bool", "max", "integers"),
+            drawn("gen0-0329-cumprod-complex64", "cumprod", "vjp"),
+        ]
+    )
+    assert [(ops, entry) for _, ops, (entry, _) in found] == [
+        (["arcsin", "max"], "integer-argument-vjp-truncated"),
+        (["cumprod"], "cumprod-complex-vjp-conjugate"),
     ]
 
 

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -125,3 +128,56 @@ def test_nothing_found_is_one_line() -> None:
     text = mlx_places.section(entry(code="x[1:2] = y", tags=("vjp",)), RELEASES, "cpu", SMALL)
     body = text.split("\n\n")[1]
     assert body.startswith("Nothing found: ") and "v9.9.9" in body and "\n" not in body
+
+
+def test_functions_looked_up_by_name_are_called_and_a_tag_may_name_their_family() -> None:
+    index = Index(
+        "v9.9.9",
+        functions={"bitwise_and": [["BitwiseBinary"]], "stack": [["Concatenate"]]},
+        primitives={
+            name: {
+                "declared": "mlx/primitives.h:1",
+                "vmap": f"mlx/primitives.cpp:{line}",
+                "bases": [],
+            }
+            for name, line in (("BitwiseBinary", 10), ("Concatenate", 20))
+        },
+        compile={},
+    )
+    code = (
+        "for name in ('bitwise_and',):\n"
+        "    op = getattr(mx, name)\n"
+        "    assert_close(mx.vmap(op)(a, b), mx.stack([op(a[0], b[0])]), what=f'{name}')\n"
+    )
+
+    def listed(e: Entry) -> list[str]:
+        text = mlx_places.section(e, RELEASES, "cpu", index)
+        return [line for line in text.splitlines() if line.startswith("- ")]
+
+    # Tagged bitwise: the family the entry is about, not the stack that builds its control.
+    assert listed(entry(code=code, tags=("vmap", "bitwise"))) == [
+        "- `BitwiseBinary::vmap` in mlx/primitives.cpp:10 (`mx.bitwise_and`)"
+    ]
+    # Tagged with neither: every function it calls, in the order written.
+    assert [item.split("`")[1] for item in listed(entry(code=code, tags=("vmap",)))] == [
+        "BitwiseBinary::vmap", "Concatenate::vmap",
+    ]  # fmt: skip
+    # Without getattr, a string is only a string.
+    assert listed(entry(code="print('bitwise_and')", tags=("vmap", "bitwise"))) == []
+
+
+def test_report_upstream_names_the_bitwise_primitive_not_the_stack_of_its_control(
+    fake_wheels: Path, tmp_path: Path
+) -> None:
+    # The entry calls bitwise_and, bitwise_or and bitwise_xor through getattr(mx, name), and
+    # mx.stack only to build the loop it compares with: the vmap at fault is BitwiseBinary's.
+    done = subprocess.run(
+        [sys.executable, "-m", "mgradcheck", "report", "upstream", "vmap-bitwise-unmapped-argument",
+         "--no-index", "--find-links", str(fake_wheels), "--releases", "==1.6.0"],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    where = done.stdout.split("### Where to look in MLX\n", 1)[1].split("\n### ", 1)[0]
+    assert re.findall(r"^- `([^`]+)`", where, re.M) == ["BitwiseBinary::vmap"], where
+    index = mlx_places.shipped()
+    assert place(where, "BitwiseBinary::vmap") == index.primitives["BitwiseBinary"]["vmap"]

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
-from mgradcheck.child.gradcheck_spec import COMPILED, FIRST_ORDER
+from mgradcheck.child.gradcheck_spec import CHECKS, COMPILED, FIRST_ORDER
 from mgradcheck.corpus import loader
 from mgradcheck.sweep import emit
 from mgradcheck.sweep.case_runs import CaseResult, Status, Task
@@ -149,6 +149,27 @@ def test_a_small_sweep_survives_a_crash_and_emits_entries_that_reproduce(tmp_pat
     if ("divmod", "wrong-value") in kinds:
         shrunk = next(f for f in report.findings if f.group.op == "divmod").shrunk
         assert shrunk.spec["inputs"][0]["shape"] == [1, 1]
+
+
+@pytest.mark.mlx
+@pytest.mark.slow
+def test_a_shapeless_crash_through_where_alone_is_the_known_entry_not_new(tmp_path: Path) -> None:
+    """The corpus's shapeless crash is a sum replayed at a size-1 axis; where's vjp over a
+    broadcast operand reduces the same way. Without a sum in the same run, that crash used
+    to be counted new."""
+    pytest.importorskip("mlx.core")
+    out = tmp_path / "sweep.json"
+    others = ",".join(c for c in CHECKS if c != "shapeless")
+    done = subprocess.run(
+        [sys.executable, "-m", "mgradcheck", "sweep", "--ops", "where-broadcast", "--dtypes",
+         "float32", "--skip", others, "--no-shrink", "-j", "1", "-q", "--json", str(out)],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr  # a finding
+    (finding,) = json.loads(out.read_text())["findings"]
+    assert (finding["op"], finding["kind"]) == ("where", "crash"), finding["evidence"]
+    assert finding["known"] == "shapeless-reduction-to-size1-crash"
+    assert "(1 known in the corpus, 0 by design, 0 new)" in done.stdout + done.stderr
 
 
 @pytest.mark.mlx

@@ -108,6 +108,20 @@ def run_script(tmp_path: Path, text: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.mlx
+def test_a_standalone_script_compares_both_parts_of_a_complex_value(tmp_path: Path) -> None:
+    pytest.importorskip("mlx.core")
+    # What the child's assert_close does: a value wrong in its imaginary part alone is wrong.
+    code = "assert_close(mx.array([1 + 2j]), np.array([1 + {}j]), what='the imaginary part')\n"
+    failed = run_script(tmp_path, upstream.code_script(entry(code=code.format(3))))
+    assert failed.returncode == 1 and "CheckFailed: the imaginary part" in failed.stderr, (
+        failed.stderr
+    )
+    assert "(1+2j)" in failed.stderr and "(1+3j)" in failed.stderr
+    passed = run_script(tmp_path, upstream.code_script(entry(code=code.format(2))))
+    assert passed.returncode == 0 and "Warning" not in passed.stderr, passed.stderr
+
+
 def script_of(fn_text: str, fn: Any, inputs: list[dict[str, Any]], checks: list[str]) -> str:
     from mgradcheck.child.gradcheck import Arg, check
     from mgradcheck.sweep.findings import arg_names
