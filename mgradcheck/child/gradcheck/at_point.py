@@ -18,6 +18,9 @@ import mlx.core as mx
 import numpy as np
 
 from mgradcheck.child.gradcheck import (
+    adjoint,
+    composed,
+    exported,
     first_order,
     integers,
     layouts,
@@ -79,6 +82,8 @@ def check_at(point: Point) -> None:
     compared = False
     for subset in subsets(point.traced, "subsets" in run.checks):
         compared |= first_order.compare(point, subset, reference)
+    if "adjoint" in run.checks and not point.found:  # needs no smooth element: before the raise
+        adjoint.check(point, tuple(point.traced))
     if not compared:
         raise NotChecked("no output element is smooth along the direction drawn (a kink or a jump)")
     # Once first order disagrees, the transformed paths only echo it (and on
@@ -101,4 +106,6 @@ def paths() -> list[tuple[str, Callable[[Point, tuple[int, ...]], None]]]:
         ("shapeless", layouts.shapeless),
         ("checkpoint", wrappers.checkpoint),
         ("custom", wrappers.custom),
+        ("export", exported.check),
+        ("compose", composed.check),
     ]
