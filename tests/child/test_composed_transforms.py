@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 HEADER = """\
 import json, sys
 import mlx.core as mx
-from mgradcheck.child.gradcheck import Arg, check, composed
+from mgradcheck.child.gradcheck import Arg, check
 """
 
 
@@ -174,7 +174,9 @@ def test_a_release_without_export_lists_it_as_unsupported(tmp_path: Path) -> Non
 
 
 COMPOSE = """\
-composed.SAMPLE = len(composed.TABLE)
+from mgradcheck.child.gradcheck import composed
+
+composed.SAMPLE = len(composed.TABLE)  # every composition, not a draw of them
 
 @mx.custom_function
 def f(a, b):

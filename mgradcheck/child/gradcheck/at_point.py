@@ -1,10 +1,12 @@
 """Every check gradcheck makes at one :class:`~.point.Point`, in order.
 
-First order for each set of traced arguments (:mod:`.first_order`), then, once
-that agrees, each transformed path the run asks for: compiled and second order
+First order for each set of traced arguments (:mod:`.first_order`) and jvp
+against vjp with no finite differences (:mod:`.adjoint`), then, once that
+agrees, each transformed path the run asks for: compiled and second order
 (:mod:`.transforms`), vmap (:mod:`.vmapped`), views, special values and
 shapeless compilation (:mod:`.layouts`), checkpoint and custom functions
-(:mod:`.wrappers`). Those modules build on :class:`~.point.Point`; this one sits
+(:mod:`.wrappers`), export (:mod:`.exported`) and transforms composed
+(:mod:`.composed`). Those modules build on :class:`~.point.Point`; this one sits
 above them all.
 """
 
