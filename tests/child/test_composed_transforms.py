@@ -118,6 +118,16 @@ def test_vmap_maps_each_argument_alone_at_a_negative_axis(tmp_path: Path, plante
         assert result["ran"]["vmap"] >= 6, result  # the two arguments alone, each
 
 
+def test_vmap_of_vjp_puts_a_scalar_argument_s_cotangents_on_an_axis_it_has(tmp_path: Path) -> None:
+    # With a mapped alone at axis 1 (out_axes 1), the cotangent of the scalar b has one axis
+    # only, the batch: asking vmap to put it at axis 1 raised in the check, not in MLX.
+    result = run_child(
+        tmp_path,
+        "result = check(lambda a, b: a * b, [Arg((3,)), Arg(())], checks=['vmap'], points=1)\n",
+    )
+    assert result["ok"] and result["ran"]["vmap"] >= 6, result
+
+
 EXPORT = """\
 real_import = mx.import_function
 
