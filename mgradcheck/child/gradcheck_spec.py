@@ -12,13 +12,14 @@ INTEGERS = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint3
 # the transform checks after them are asked for by name (the sweep asks for all);
 # "integers" differentiates by the integer and bool arguments, which no other check traces.
 CHECKS = (
-    "jvp", "vjp", "subsets", "dtype", "compile", "hessian",
-    "vmap", "views", "specials", "shapeless", "checkpoint", "custom", "integers",
+    "jvp", "vjp", "subsets", "dtype", "compile", "hessian", "adjoint",
+    "vmap", "views", "specials", "shapeless", "checkpoint", "custom", "export", "compose",
+    "integers",
 )  # fmt: skip
 DEFAULT_CHECKS = CHECKS[:6]
 FIRST_ORDER = CHECKS[:4]
 # The checks that build compiled kernels (one C++ build per new graph on the CPU).
-COMPILED = ("compile", "views", "specials", "shapeless")
+COMPILED = ("compile", "views", "specials", "shapeless", "compose")
 SPEC_KEYS = ("fn", "inputs", "dtypes", "seed", "checks", "rtol", "atol", "points")
 INPUT_KEYS = ("shape", "dtype", "range", "value", "fill", "const")
 # MLX's explicit refusals: an operation, or a transform of it, that this MLX does
@@ -37,6 +38,8 @@ UNSUPPORTED = (  # compiled by re where searched: by the sweep and its children,
     r"|module 'mlx[\w.]*' has no attribute"  # an operation this release lacks
     r"|incompatible function arguments|unexpected keyword argument"  # nor its signature
     r"|invalid padding mode"  # nor this mode of mx.pad
+    # mx.export_function of a primitive this release cannot write, or read back.
+    r"|unable to (serialize|deserialize|get state for) primitive"
 )
 # An operation declining the dtype it was given names a dtype or its kind: "[erf] Not
 # supported for complex64", "[linalg::inv] Arrays must have type float32 or float64",

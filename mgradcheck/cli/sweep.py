@@ -114,8 +114,8 @@ def _checks(ctx: click.Context, param: click.Parameter, value: Sequence[str]) ->
     multiple=True,
     callback=_checks,
     metavar="C[,C...]",
-    help="Checks not to run, e.g. 'compiled' (compile, views, specials, shapeless: the checks "
-    "that build C++ kernels on the CPU) on a slow machine. Default: none.",
+    help="Checks not to run, e.g. 'compiled' (compile, views, specials, shapeless, compose: the "
+    "checks that build C++ kernels on the CPU) on a slow machine. Default: none.",
 )
 @click.option(
     "--no-shrink", is_flag=True, help="Emit each finding's simplest failing case as found."

@@ -99,7 +99,8 @@ def write_json(report: SweepReport, path: Path) -> None:
 
 MARKS = {CHECKED: "+", FINDING: "X", UNSUPPORTED: "u", NOT_COVERED: "."}
 SHORT = {"subsets": "subst", "compile": "comp", "hessian": "2nd", "shapeless": "shpls",
-         "specials": "spec", "checkpoint": "ckpt", "custom": "cust", "integers": "int"}  # fmt: skip
+         "specials": "spec", "checkpoint": "ckpt", "custom": "cust", "integers": "int",
+         "adjoint": "adj", "export": "exprt", "compose": "comps"}  # fmt: skip
 
 
 def coverage_table(report: SweepReport) -> str:

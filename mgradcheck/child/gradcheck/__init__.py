@@ -22,6 +22,8 @@ library, NumPy and MLX only. The modules, by concern:
 - :mod:`.report`: what a check finds (:class:`Finding`, :class:`Result`);
 - :mod:`.point`: every comparison made at one drawn point;
 - :mod:`.transforms`: the compiled and second-order paths of a point;
+- :mod:`.adjoint`, :mod:`.exported`, :mod:`.composed`: jvp against vjp with no
+  finite differences, export and import, transforms composed;
 - :mod:`.at_point`: every check made at a point, in order;
 - :mod:`.api`: :func:`check` and :func:`gradcheck`, the public entry points;
 - :mod:`.entry`: what the child runs for a corpus entry or a sweep batch.

@@ -1,10 +1,12 @@
 """Every check gradcheck makes at one :class:`~.point.Point`, in order.
 
-First order for each set of traced arguments (:mod:`.first_order`), then, once
-that agrees, each transformed path the run asks for: compiled and second order
+First order for each set of traced arguments (:mod:`.first_order`) and jvp
+against vjp with no finite differences (:mod:`.adjoint`), then, once that
+agrees, each transformed path the run asks for: compiled and second order
 (:mod:`.transforms`), vmap (:mod:`.vmapped`), views, special values and
 shapeless compilation (:mod:`.layouts`), checkpoint and custom functions
-(:mod:`.wrappers`). Those modules build on :class:`~.point.Point`; this one sits
+(:mod:`.wrappers`), export (:mod:`.exported`) and transforms composed
+(:mod:`.composed`). Those modules build on :class:`~.point.Point`; this one sits
 above them all.
 """
 
@@ -18,6 +20,9 @@ import mlx.core as mx
 import numpy as np
 
 from mgradcheck.child.gradcheck import (
+    adjoint,
+    composed,
+    exported,
     first_order,
     integers,
     layouts,
@@ -79,6 +84,8 @@ def check_at(point: Point) -> None:
     compared = False
     for subset in subsets(point.traced, "subsets" in run.checks):
         compared |= first_order.compare(point, subset, reference)
+    if "adjoint" in run.checks and not point.found:  # needs no smooth element: before the raise
+        adjoint.check(point, tuple(point.traced))
     if not compared:
         raise NotChecked("no output element is smooth along the direction drawn (a kink or a jump)")
     # Once first order disagrees, the transformed paths only echo it (and on
@@ -101,4 +108,6 @@ def paths() -> list[tuple[str, Callable[[Point, tuple[int, ...]], None]]]:
         ("shapeless", layouts.shapeless),
         ("checkpoint", wrappers.checkpoint),
         ("custom", wrappers.custom),
+        ("export", exported.check),
+        ("compose", composed.check),
     ]

@@ -16,7 +16,7 @@ import mlx.core as mx
 import numpy as np
 
 from mgradcheck.child.gradcheck.arrays import outputs, to_mlx, to_numpy
-from mgradcheck.child.gradcheck.numerics import finite_differences, mismatch
+from mgradcheck.child.gradcheck.numerics import FiniteDifferences, finite_differences, mismatch
 from mgradcheck.child.gradcheck.point import Point, pad
 from mgradcheck.child.gradcheck_spec import FLOATS
 
@@ -48,6 +48,45 @@ def compiled(point: Point, full: tuple[int, ...]) -> None:
         )
 
 
+def grad_of(
+    point: Point, full: tuple[int, ...], base: Sequence[Any], accumulate: Any
+) -> Callable[..., list[Any]]:
+    """The gradient of <f(a), c> by the ``full`` arguments (the others fixed at ``base``): J^T c."""
+    fn = point.fn_of(full, base)
+
+    def weighted(*a: Any) -> Any:
+        terms = [
+            (o.astype(accumulate) * c.astype(accumulate)).sum()
+            for o, c in zip(fn(*a), point.cotangents)
+        ]
+        return sum(terms[1:], terms[0])
+
+    return lambda *a: outputs(mx.grad(weighted, argnums=list(range(len(full))))(*a))
+
+
+def gradient_differences(
+    point: Point, full: tuple[int, ...], tangents: Sequence[Any]
+) -> FiniteDifferences | None:
+    """Finite differences along ``tangents`` of the float64 gradient of <f, c>: the oracle of
+    every second-order path. None where the function has no float64 gradient."""
+    tangents64 = pad(
+        [to_numpy(t) for t in tangents], full, len(point.xs), lambda i: np.zeros_like(point.x64[i])
+    )
+
+    def grad64(vals: list[np.ndarray]) -> list[np.ndarray]:
+        dts = ["float64" if dt in FLOATS else dt for dt in point.dts]
+        with mx.stream(mx.cpu):
+            xs = [to_mlx(v, dt) for v, dt in zip(vals, dts)]
+            res = grad_of(point, full, xs, mx.float64)(*[xs[i] for i in full])
+            mx.eval(res)
+            return [to_numpy(r) for r in res]
+
+    try:
+        return finite_differences(grad64, point.x64, tangents64, float(np.finfo(np.float64).eps))
+    except Exception:  # noqa: BLE001 - no float64 gradient
+        return None
+
+
 def second_order(point: Point, full: tuple[int, ...]) -> None:
     """jvp of grad and grad of <grad, t> against finite differences of the gradient."""
     if len(point.floats) != len(point.outs):
@@ -55,21 +94,8 @@ def second_order(point: Point, full: tuple[int, ...]) -> None:
     argnums = list(range(len(full)))
     tangents = [point.tangent(i) for i in full]
     primals = [point.xs[i] for i in full]
-
-    def grad_of(base: Sequence[Any], accumulate: Any) -> Callable[..., list[Any]]:
-        fn = point.fn_of(full, base)
-
-        def weighted(*a: Any) -> Any:  # <f(a), c>: a scalar whose gradient is J^T c
-            terms = [
-                (o.astype(accumulate) * c.astype(accumulate)).sum()
-                for o, c in zip(fn(*a), point.cotangents)
-            ]
-            return sum(terms[1:], terms[0])
-
-        return lambda *a: outputs(mx.grad(weighted, argnums=argnums)(*a))
-
     accumulate = mx.float64 if point.dtype == "float64" else mx.float32
-    grad = grad_of(point.xs, accumulate)
+    grad = grad_of(point, full, point.xs, accumulate)
     jvp_of_grad = point.attempt(
         "jvp of grad", full, lambda: mx.jvp(grad, primals, tangents)[1], "hessian"
     )
@@ -88,22 +114,7 @@ def second_order(point: Point, full: tuple[int, ...]) -> None:
     )
     if jvp_of_grad is None or grad_of_inner is None:
         return
-    tangents64 = pad(
-        [to_numpy(t) for t in tangents], full, len(point.xs), lambda i: np.zeros_like(point.x64[i])
-    )
-
-    def grad64(vals: list[np.ndarray]) -> list[np.ndarray]:
-        dts = ["float64" if dt in FLOATS else dt for dt in point.dts]
-        with mx.stream(mx.cpu):
-            xs = [to_mlx(v, dt) for v, dt in zip(vals, dts)]
-            res = grad_of(xs, mx.float64)(*[xs[i] for i in full])
-            mx.eval(res)
-            return [to_numpy(r) for r in res]
-
-    try:
-        fd = finite_differences(grad64, point.x64, tangents64, float(np.finfo(np.float64).eps))
-    except Exception:  # noqa: BLE001 - no float64 gradient: compare jvp and vjp only
-        fd = None
+    fd = gradient_differences(point, full, tangents)
     rtol = 2 * point.rtol
     point.run.result.compared("hessian")
     for j, i in enumerate(full):

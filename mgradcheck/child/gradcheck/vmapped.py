@@ -5,7 +5,9 @@ The oracle is the function, its jvp and its vjp applied to each slice in turn
 vmap of vjp and vjp of vmap must all equal it. The variants map every argument
 at axis 0, at the last axis, at axis 2 where the rank allows, and the first
 traced argument alone at axis 1 (the others unmapped, so broadcast), with
-``out_axes`` 0, last, 2 and 1 to match.
+``out_axes`` 0, last, 2 and 1 to match; then each argument alone at its last
+axis (``out_axes`` 0) and, with three or more, all but the last at axes 0 and
+-1 in turn (``out_axes`` -1).
 """
 
 from __future__ import annotations
@@ -53,6 +55,15 @@ def variants(point: Point) -> list[Variant]:
             True,
         ),
     ]
+    # Each argument mapped alone at its last axis, integer ones too (out_axes 0), and,
+    # with three or more, all but the last mapped at alternating axes around one unmapped.
+    chosen += [
+        Variant(tuple(-1 if i == j else None for i in range(len(ranks))), 0, False)
+        for j in range(len(ranks))
+    ]
+    if len(ranks) > 2:
+        axes = tuple((0, -1)[i % 2] for i in range(len(ranks) - 1))
+        chosen.append(Variant((*axes, None), -1, False))
     unique: list[Variant] = []
     for v in chosen:  # scalars make some variants the same
         if v not in unique:
@@ -255,13 +266,15 @@ class Vmapped:
             )
         if loop.vjp is not None:
             expected = [stacked(loop.vjp, j) for j in range(len(full))]
+            # Each cotangent has its argument's rank, which may be below the outputs'.
+            vjp_axes = [min(out, point.xs[i].ndim) if out >= 0 else out for i in full]
             got = point.attempt(
                 "vmap of vjp",
                 full,
-                lambda: mx.vmap(inner_vjp, axes + (out,) * n_out, out)(*batched, *cot_batched),
+                lambda: mx.vmap(inner_vjp, axes + (out,) * n_out, vjp_axes)(*batched, *cot_batched),
                 "vmap",
             )
-            compare("vmap(vjp)", got, expected, [out] * len(full))
+            compare("vmap(vjp)", got, expected, vjp_axes)
             got = point.attempt(
                 "vjp of vmap",
                 full,
