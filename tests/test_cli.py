@@ -110,9 +110,7 @@ def test_bad_corpus_is_exit_2_without_traceback(tmp_path: Path) -> None:
     write_entry(
         tmp_path,
         "bad",
-        MINIMAL.format(id="bad").replace(
-            "bug: {outcome: fail}", "bug: {outcome: fail, fixed_in: 0.30}"
-        ),
+        MINIMAL.format(id="bad").replace("{outcome: fail,", "{outcome: fail, fixed_in: 0.30,"),
     )
     for args in (
         ["validate", str(tmp_path)],

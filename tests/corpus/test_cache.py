@@ -182,7 +182,7 @@ def test_a_bad_file_is_reported_with_its_line_and_never_cached(
         messages.append([str(p) for p in info.value.problems])
     assert messages[0] == messages[1]
     assert messages[0] == [
-        f"{bad}:5: bug.outcome[0]: 'nope' is not one of fail, crash, error, timeout"
+        f"{bad}:5: bug.outcome: 'nope' is not one of fail, crash, error, timeout"
     ]
     assert parsed == ["bad.yaml", "good.yaml", "bad.yaml"]  # the good one from the cache
     (file,) = cache_files(root)

@@ -71,7 +71,7 @@ def test_a_changed_file_is_checked_whether_named_or_not(tmp_path: Path, checked:
     with pytest.raises(CorpusError) as info:
         load([folder], cache=root, only={"b"})
     assert [str(p) for p in info.value.problems] == [
-        f"{bad}:5: bug.outcome[0]: 'nope' is not one of fail, crash, error, timeout"
+        f"{bad}:5: bug.outcome: 'nope' is not one of fail, crash, error, timeout"
     ]
 
 
