@@ -34,6 +34,9 @@ class Cell:
     colour: str  # its state's
     flip: bool = False  # the release where the entry flips
     unknown: bool = False  # could not be judged
+    state: str = ""  # "bad", "good", "unknown": what the page colours it by
+    reason: str = ""  # why it was judged so: the child's message, a skip's requirement
+    seconds: float | None = None  # what its runs took; None: none ran
 
 
 @dataclass(frozen=True)
@@ -43,6 +46,7 @@ class FlipLine:
     sentence: str  # "bad through 0.31.2, good from 0.32.0"
     compare_url: str
     note: str = ""  # " (corpus: fixed_in 0.32.0)", or nothing
+    after: str = ""  # the release it flips on, whose cell is marked
 
 
 @dataclass(frozen=True)
@@ -53,6 +57,8 @@ class Item:
     cells: tuple[Cell, ...]  # one per release, in the view's order
     flips: tuple[FlipLine, ...]
     steady: str = ""  # said when it never flips: "good on every release judged"
+    title: str = ""
+    tags: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
