@@ -40,7 +40,6 @@ _HEX = {
     "magenta": "8250df",
     "blue": "0969da",
 }
-_STATES = {"bad": "red", "good": "green", "unknown": "yellow"}  # as State colours them
 _TITLE_CHARS = 300  # of a reason in a hover's tooltip; a click shows it whole
 _COUNT = re.compile(r" \d+/\d+$")
 
@@ -72,10 +71,8 @@ def _duration(seconds: float | None) -> str:
 
 def _css() -> str:
     outcomes = "\n".join(f".o-{_slug(o.label)} {{ color: #{_HEX[o.colour]}; }}" for o in Outcome)
-    states = "\n".join(
-        f".s-{state} {{ background: #{_HEX[colour]}1f; }}" for state, colour in _STATES.items()
-    )
-    return _STYLE + outcomes + "\n" + states + "\n"
+    fills = "\n".join(f".fill-{name} {{ background: #{code}1f; }}" for name, code in _HEX.items())
+    return _STYLE + outcomes + "\n" + fills + "\n"
 
 
 _STYLE = """\
@@ -93,7 +90,7 @@ tr.group th { background: #eaeef2; text-align: left; font-weight: 600; position:
   left: 0; }
 td.cell { text-align: center; cursor: pointer; font-weight: 600; }
 td.cell:focus, td.cell.selected { outline: 2px solid #0969da; outline-offset: -2px; }
-td.flip { box-shadow: inset 4px 0 0 #1f2328; }
+td.flip, .legend .flip { box-shadow: inset 4px 0 0 #1f2328; }
 td.unknown { font-style: italic; font-weight: normal; }
 #detail { position: fixed; right: 1em; bottom: 1em; max-width: 40em; max-height: 40vh;
   overflow: auto; background: #fff; border: 1px solid #8c959f; border-radius: 6px;
@@ -186,7 +183,7 @@ _SCRIPT = """\
 
 def _cell(item: Item, version: str, cell: Cell) -> str:
     outcome = outcome_of(cell.text)
-    classes = ["cell", f"s-{cell.state or 'unknown'}"]
+    classes = ["cell", f"fill-{cell.colour}"]
     classes += [f"o-{_slug(outcome.label)}"] if outcome is not None else []
     classes += ["flip"] if cell.flip else []
     classes += ["unknown"] if cell.unknown else []
@@ -232,8 +229,12 @@ def groups(items: Sequence[Item]) -> list[tuple[str, list[Item]]]:
     return sorted(found.items(), key=lambda group: (group[0] == UNGROUPED, group[0]))
 
 
-def _legend() -> str:
-    states = "".join(f'<span class="s-{state}">{state}</span>' for state in _STATES)
+def _legend(view: MatrixView) -> str:
+    seen = {cell.state: cell.colour for item in view.items for cell in item.cells}
+    states = "".join(
+        f'<span class="fill-{colour}">{_text(state)}</span>'
+        for state, colour in sorted(seen.items())
+    )
     outcomes = "".join(
         f'<span class="o-{_slug(o.label)}" title="{_text(o.meaning)}">{o.label}</span>'
         for o in Outcome
@@ -284,7 +285,7 @@ def render_html(view: MatrixView, subject: str = "the mgradcheck corpus") -> str
         f"<h1>{_text(heading)}</h1>\n"
         f"<p>Entries down, releases across (oldest first); bad means {_text(view.meaning)}. "
         "Click or tap a cell for its outcome, reason and duration.</p>\n"
-        f"{interrupted}{_legend()}\n"
+        f"{interrupted}{_legend(view)}\n"
         '<p><label for="filter">Filter by id, title or tag:</label> '
         '<input id="filter" type="search" autocomplete="off" /> <span id="shown"></span></p>\n'
         '<div id="detail" role="status" aria-live="polite" hidden="hidden">'
