@@ -110,13 +110,14 @@ def render_markdown(
         "_italic_: could not be judged (another misbehaviour, not installable, or skipped).",
         "",
     ]
-    lines += _flip_lines(view, markdown=True)
+    lines += flip_lines(view, markdown=True)
     if view.interrupted:
         lines += ["", "_The matrix was interrupted: cells marked `not run` are missing._"]
     return "\n".join(lines) + "\n"
 
 
-def _flip_lines(view: MatrixView, markdown: bool) -> list[str]:
+def flip_lines(view: MatrixView, markdown: bool) -> list[str]:
+    """Where each entry flips, a sentence a line ("- id: ..."), or how it stays."""
     lines = []
     for item in view.items:
         name = f"`{item.id}`" if markdown else item.id
@@ -187,7 +188,7 @@ def render_table(view: MatrixView, console: Console, by_item: bool = False) -> N
         "[yellow]yellow[/]: could not be judged",
         highlight=False,
     )
-    for line in _flip_lines(view, markdown=False):
+    for line in flip_lines(view, markdown=False):
         for part in textwrap.wrap(
             line, max(width, 20), subsequent_indent="  ", break_long_words=False,
             break_on_hyphens=False,
@@ -210,4 +211,12 @@ def _chunks(columns: Sequence[int], room: int) -> list[list[int]]:
     return chunks
 
 
-__all__ = ["Cell", "FlipLine", "Item", "MatrixView", "render_markdown", "render_table"]
+__all__ = [
+    "Cell",
+    "FlipLine",
+    "Item",
+    "MatrixView",
+    "flip_lines",
+    "render_markdown",
+    "render_table",
+]

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 from mgradcheck.outcomes import Outcome
 from mgradcheck.reports.badge import TONES
-from mgradcheck.reports.matrix import Cell, Item, MatrixView
+from mgradcheck.reports.matrix import Cell, Item, MatrixView, flip_lines
 from mgradcheck.run.display import printable
 
 # The first line of every page: what tells an earlier page of ours from someone's file.
@@ -246,17 +246,8 @@ def _legend(view: MatrixView) -> str:
 
 
 def _flips(view: MatrixView) -> str:
-    lines = []
-    for item in view.items:
-        name = f"<code>{_text(item.id)}</code>"
-        if not item.flips:
-            lines.append(f"<li>{name}: {_text(item.steady)}</li>")
-        for flip in item.flips:
-            lines.append(
-                f"<li>{name}: {_text(flip.sentence + flip.note)} "
-                f"<code>{_text(flip.compare_url)}</code></li>"
-            )
-    return "<ul>\n" + "\n".join(lines) + "\n</ul>"
+    lines = flip_lines(view, markdown=False)
+    return "<ul>\n" + "\n".join(f"<li>{_text(line[2:])}</li>" for line in lines) + "\n</ul>"
 
 
 def render_html(view: MatrixView, subject: str = "the mgradcheck corpus") -> str:
