@@ -79,10 +79,12 @@ _STYLE = """\
 body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5em; color: #1f2328; }
 h1 { font-size: 1.3em; margin: 0 0 .3em; }
 h2 { font-size: 1.1em; }
-.scroll { overflow: auto; max-height: 75vh; border: 1px solid #d0d7de; }
+.scroll { display: inline-block; max-width: 100%; overflow: auto; max-height: 75vh;
+  border: 1px solid #d0d7de; }
 table { border-collapse: separate; border-spacing: 0; }
 th, td { padding: 2px 8px; border-bottom: 1px solid #eaeef2; white-space: nowrap; }
 thead th { position: sticky; top: 0; background: #f6f8fa; z-index: 2; font-weight: 600; }
+thead th:first-child { text-align: left; left: 0; z-index: 3; }
 th[scope=row] { position: sticky; left: 0; background: #fff; text-align: left; z-index: 1;
   font-weight: normal; max-width: 28em; overflow: hidden; text-overflow: ellipsis; }
 th[scope=row] .title { color: #59636e; font-size: .85em; }
