@@ -87,7 +87,8 @@ thead th { position: sticky; top: 0; background: #f6f8fa; z-index: 2; font-weigh
 thead th:first-child { text-align: left; left: 0; z-index: 3; }
 th[scope=row] { position: sticky; left: 0; background: #fff; text-align: left; z-index: 1;
   font-weight: normal; max-width: 28em; overflow: hidden; text-overflow: ellipsis; }
-th[scope=row] .title { color: #59636e; font-size: .85em; }
+th[scope=row] .title { color: #59636e; font-size: .85em; overflow: hidden;
+  text-overflow: ellipsis; }
 tr.group th { background: #eaeef2; text-align: left; font-weight: 600; position: sticky;
   left: 0; }
 td.cell { text-align: center; cursor: pointer; font-weight: 600; }
@@ -219,7 +220,8 @@ def _row(item: Item, versions: Sequence[str]) -> str:
     cells = "".join(_cell(item, v, c) for v, c in zip(versions, item.cells, strict=True))
     return (
         f'<tr class="item" data-search="{_text(search)}">'
-        f'<th scope="row"><code>{_text(item.id)}</code>{title}</th>{cells}</tr>'
+        f'<th scope="row" title="{_text(item.title)}"><code>{_text(item.id)}</code>{title}</th>'
+        f"{cells}</tr>"
     )
 
 
