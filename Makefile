@@ -16,7 +16,7 @@ LATEST := build/latest
 # Never fetch an interpreter: the project runs on the Python it is given.
 export UV_PYTHON_DOWNLOADS := never
 
-.PHONY: install run test test-fast test-build test-latest lock lock-upgrade lint type bench docs clean
+.PHONY: install run test test-fast test-build test-browser test-latest lock lock-upgrade lint type bench docs clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -37,11 +37,15 @@ test: $(STAMP)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -m "not network and not slow and not build" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -m "not network and not slow and not build and not browser" $(PYTEST_ARGS)
 
 # Not in CI: builds MLX commits from source (MGRADCHECK_MLX_REPO, MGRADCHECK_MLX_DEPS: see the test).
 test-build: $(STAMP)
 	$(BIN)/python -m pytest -m build $(PYTEST_ARGS)
+
+# Not in CI: renders the matrix's HTML page in headless Chromium (apt-get install chromium).
+test-browser: $(STAMP)
+	$(BIN)/python -m pytest -m browser $(PYTEST_ARGS)
 
 # The suite against the newest release of every dependency the package's ranges
 # admit (the lock upgraded in a scratch copy; uv.lock itself is left as it is),

@@ -275,6 +275,14 @@ def bisect(
     help="Write the matrix as Markdown here ('-': standard output, the table then to stderr).",
 )
 @click.option(
+    "--html",
+    "html_path",
+    type=click.Path(path_type=Path),
+    metavar="FILE",
+    help="Write the matrix as one self-contained HTML page here: a grid coloured by outcome, "
+    "grouped by tag, with a filter ('-': standard output).",
+)
+@click.option(
     "--from-report",
     "from_reports",
     multiple=True,
@@ -299,6 +307,7 @@ def matrix(
     no_cache: bool,
     json_path: Path | None,
     markdown_path: Path | None,
+    html_path: Path | None,
     from_reports: Sequence[Path],
     shard: Shard | None,
     durations_path: Path | None,
@@ -330,7 +339,7 @@ def matrix(
     if part is not None:
         entries = [e for e in entries if e.id in part.units]
     inputs = [*stages.corpus_inputs(corpus_paths), *(from_reports or ())]
-    check_writable_paths(json_path, markdown_path, inputs=inputs)
+    check_writable_paths(json_path, markdown_path, html_path, inputs=inputs)
     if from_reports:
         from mgradcheck.releases.release_matrix import from_reports as judged_reports
         from mgradcheck.reports.merge import read
@@ -355,11 +364,15 @@ def matrix(
     if json_path is not None:
         _write_json(json_path, {**result.to_json(), "meta": part.meta if part is not None else {}})
     view = matrix_view(result)
-    render_table(view, report_console(stderr=on_stdout(json_path, markdown_path)))
-    if markdown_path is not None:
-        from mgradcheck.atomic import write_text
+    render_table(view, report_console(stderr=on_stdout(json_path, markdown_path, html_path)))
+    from mgradcheck.atomic import write_text
 
+    if markdown_path is not None:
         write_text(markdown_path, render_markdown(view))
+    if html_path is not None:
+        from mgradcheck.reports.matrix_html import render_html
+
+        write_text(html_path, render_html(view))
     if result.interrupted:
         say("interrupted; the table holds what finished")
         sys.exit(ExitCode.for_signal(result.signum))

@@ -36,14 +36,19 @@ def _item(matrix: Matrix, entry: Runnable) -> Item:
             cell.state.colour,
             flip=version in flipped,
             unknown=cell.state is State.UNKNOWN,
+            state=cell.state.label,
+            reason=cell.reason,
+            seconds=cell.seconds,
         )
         for version, cell in judged.items()
     )
     flips = tuple(
-        FlipLine(flip.sentence(), flip.compare_url, _recorded(matrix, entry, flip))
+        FlipLine(flip.sentence(), flip.compare_url, _recorded(matrix, entry, flip), str(flip.after))
         for flip in matrix.flips(entry.id)
     )
-    return Item(entry.id, cells, flips, "" if flips else _steady(judged.values()))
+    tags = entry.tags if isinstance(entry, Entry) else ()
+    steady = "" if flips else _steady(judged.values())
+    return Item(entry.id, cells, flips, steady, entry.title, tags)
 
 
 def _steady(cells: Iterable[Judged]) -> str:

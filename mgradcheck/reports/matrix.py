@@ -34,6 +34,9 @@ class Cell:
     colour: str  # its state's
     flip: bool = False  # the release where the entry flips
     unknown: bool = False  # could not be judged
+    state: str = ""  # "bad", "good", "unknown": what the page colours it by
+    reason: str = ""  # why it was judged so: the child's message, a skip's requirement
+    seconds: float | None = None  # what its runs took; None: none ran
 
 
 @dataclass(frozen=True)
@@ -43,6 +46,7 @@ class FlipLine:
     sentence: str  # "bad through 0.31.2, good from 0.32.0"
     compare_url: str
     note: str = ""  # " (corpus: fixed_in 0.32.0)", or nothing
+    after: str = ""  # the release it flips on, whose cell is marked
 
 
 @dataclass(frozen=True)
@@ -53,6 +57,8 @@ class Item:
     cells: tuple[Cell, ...]  # one per release, in the view's order
     flips: tuple[FlipLine, ...]
     steady: str = ""  # said when it never flips: "good on every release judged"
+    title: str = ""
+    tags: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -104,13 +110,14 @@ def render_markdown(
         "_italic_: could not be judged (another misbehaviour, not installable, or skipped).",
         "",
     ]
-    lines += _flip_lines(view, markdown=True)
+    lines += flip_lines(view, markdown=True)
     if view.interrupted:
         lines += ["", "_The matrix was interrupted: cells marked `not run` are missing._"]
     return "\n".join(lines) + "\n"
 
 
-def _flip_lines(view: MatrixView, markdown: bool) -> list[str]:
+def flip_lines(view: MatrixView, markdown: bool) -> list[str]:
+    """Where each entry flips, a sentence a line ("- id: ..."), or how it stays."""
     lines = []
     for item in view.items:
         name = f"`{item.id}`" if markdown else item.id
@@ -181,7 +188,7 @@ def render_table(view: MatrixView, console: Console, by_item: bool = False) -> N
         "[yellow]yellow[/]: could not be judged",
         highlight=False,
     )
-    for line in _flip_lines(view, markdown=False):
+    for line in flip_lines(view, markdown=False):
         for part in textwrap.wrap(
             line, max(width, 20), subsequent_indent="  ", break_long_words=False,
             break_on_hyphens=False,
@@ -204,4 +211,12 @@ def _chunks(columns: Sequence[int], room: int) -> list[list[int]]:
     return chunks
 
 
-__all__ = ["Cell", "FlipLine", "Item", "MatrixView", "render_markdown", "render_table"]
+__all__ = [
+    "Cell",
+    "FlipLine",
+    "Item",
+    "MatrixView",
+    "flip_lines",
+    "render_markdown",
+    "render_table",
+]

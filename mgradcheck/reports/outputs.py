@@ -104,13 +104,14 @@ def refuse_input(path: Path, inputs: Sequence[Path]) -> None:
 
 # How each of our writers begins its file: the JSON reports (run, tests, merge, bisect, matrix,
 # sweep) and the shields.io endpoint, JUnit (another tool's too), the badge, the Markdown
-# summary, a matrix's Markdown, report upstream's issue, list's corpus table. A file that begins otherwise is
-# someone's work (a module, a config, notes), never replaced by a report.
+# summary, a matrix's Markdown and HTML page, report upstream's issue, list's corpus table. A
+# file that begins otherwise is someone's work (a module, a config, notes), never replaced by a
+# report.
 _OURS = (  # compiled by re on first use: only a file already there is sniffed
     r'\s*(?:\{\s*"(?:schema"\s*:\s*"mgradcheck-|schemaVersion"\s*:)'
     r"|<\?xml[^>]*>\s*<testsuites?[\s>]"
     r'|<svg xmlns="http://www\.w3\.org/2000/svg" width="\d+" height="20" role="img"'
-    r"|## mgradcheck: |### MLX releases against "
+    r"|## mgradcheck: |### MLX releases against |<!DOCTYPE html>\n<!-- mgradcheck matrix -->"
     r"|## .*\n(?:.*\n)*?### Reproducer\n"
     r"|\| id \| bug \| on Linux )"
 )
