@@ -35,14 +35,18 @@ mx.__version__ = "0.26.1"
 for _name in ("jvp", "vmap", "compile"):
     setattr(mx, _name, _unrelated)
 """
-# Each fixed after 0.26.1, so each is expected to reproduce there, and each wraps the
-# broken call in a try: of mx.jvp, mx.vmap, mx.compile, and mx.jvp in a grandchild.
+# Each wraps a broken call in a try: mx.jvp, mx.vmap, mx.compile, or mx.jvp in a
+# grandchild. The first six are fixed after 0.26.1, so the error would read as the bug
+# reproduced; the last two before it, so it would read as the bug come back.
 ENTRIES = (
     "reduction-jvp-missing",
+    "logsumexp-jvp-axis",
     "fft-jvp-axes-subset",
     "vmap-partition-kth",
     "compiled-abs-unsigned",
     "where-jvp-zero-tangent",
+    "vmap-negative-in-axis",
+    "vmap-gather-source-axis",
 )
 
 
