@@ -12,13 +12,13 @@ any exit as an error, so the release without the bug would look buggy too.
 from __future__ import annotations
 
 import ast
-import importlib.util
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from mgradcheck.corpus.loader import ID_RE, LINK_RE
 from mgradcheck.errors import UsageError
+from mgradcheck.pysource import decoded
 
 # Words in the code that name the transform a reproducer exercises, as corpus tags.
 TAGS = (
@@ -58,11 +58,9 @@ def read_script(path: Path) -> Script:
     except OSError as exc:
         raise UsageError(f"{path}: cannot read it ({exc.strerror or exc})") from None
     try:
-        # As Python reads it, and `tests` reads a suite: a UTF-8 BOM, a coding cookie.
-        text = importlib.util.decode_source(data)
-    except (SyntaxError, UnicodeDecodeError, LookupError) as exc:
-        reason = exc.msg if isinstance(exc, SyntaxError) else str(exc)
-        raise UsageError(f"{path}: cannot read it ({reason})") from None
+        text = decoded(data)  # as Python reads it, and `tests` reads a suite
+    except ValueError as exc:
+        raise UsageError(f"{path}: cannot read it ({exc})") from None
     if not text.strip():
         raise UsageError(f"{path}: the script is empty")
     try:

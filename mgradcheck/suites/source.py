@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import importlib.util
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from mgradcheck.errors import UsageError
+from mgradcheck.pysource import decoded
 from mgradcheck.run.display import printable
 
 
@@ -51,11 +51,9 @@ class Source:
         except OSError as exc:
             raise UsageError(f"{shown(path)}: cannot read: {exc.strerror or exc}") from None
         try:
-            # As the import system reads it: a UTF-8 BOM, or a coding cookie (``# coding: latin-1``).
-            text = importlib.util.decode_source(data)
-        except (SyntaxError, UnicodeDecodeError, LookupError) as exc:
-            reason = exc.msg if isinstance(exc, SyntaxError) else str(exc)
-            raise UsageError(f"{shown(path)}: cannot read: {shown(reason)}") from None
+            text = decoded(data)  # as the import system reads it
+        except ValueError as exc:
+            raise UsageError(f"{shown(path)}: cannot read: {shown(str(exc))}") from None
         try:
             tree = ast.parse(text, str(path))
         except SyntaxError as exc:
