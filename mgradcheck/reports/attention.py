@@ -18,11 +18,19 @@ import click
 
 from mgradcheck.outcomes import Outcome, Verdict
 from mgradcheck.reports import table
+from mgradcheck.reports.text import telling_run
 from mgradcheck.run.display import known_width, plain_stream, printable
 from mgradcheck.run.results import EntryResult, Report
 from mgradcheck.wording import wrap
 
 INDENT = "    "
+
+
+def standing_failed(result: EntryResult) -> bool:
+    """Whether the result's run is the failure that needs reading (not a FIXED entry's pass)."""
+    return result.standing in (Verdict.REGRESSED, Verdict.UNEXPECTED) or (
+        isinstance(result.standing, Outcome) and result.standing.is_failure
+    )
 
 
 def needs_attention(result: EntryResult) -> bool:
@@ -77,6 +85,12 @@ def block(result: EntryResult, width: int | None, corpus: Sequence[Path] = ()) -
     head = f"{standing.label} {printable(result.id)}  {result.outcome_text}{flaky}, "
     lines = [f"{head}{result.duration:.1f}s"]
     lines += wrap(printable(result.reason).rstrip() or "(no reason given)", width, INDENT)
+    # The reason holds the first line of what the child said; the rest (a check's observed and
+    # expected values, a traceback's last lines) follows it, so the log has every word of it.
+    run = telling_run(result)
+    more = run.message.strip().splitlines()[1:] if run is not None and run.message else []
+    if more and standing_failed(result):
+        lines += wrap(printable("\n".join(more)), width, INDENT + "  ")
     for step in next_steps(result, corpus):
         # A command or a path is never wrapped: a terminal's soft wrap still copies whole.
         lines += [INDENT + step] if step.startswith(INDENT) else wrap(step, width, INDENT)
