@@ -26,7 +26,7 @@ tags: [fixture]
 bug: {{outcome: fail, match: "word", affects: [cpu], fixed_in: "0.0.1"}}
 timeout: 20
 code: |
-  assert_true(False, "{WORDS} https://example.invalid/a/very/long/link/that/must/stay/whole/{"x" * 60}")
+  assert_true(False, "{WORDS} https://example.invalid/a/very/long/link/that/must/stay/whole/{"x" * 60}\\nand a second line of what differed")
 """
 
 
@@ -65,6 +65,7 @@ def test_a_run_shows_only_what_needs_attention_whole(corpus: Path, columns: str 
     assert "passes" not in result.stdout  # as expected: counted, not listed
     text = " ".join(result.stdout.split())
     assert WORDS in text and "\N{HORIZONTAL ELLIPSIS}" not in result.stdout  # never cut
+    assert "and a second line of what differed" in text  # all the child said, not its first line
     link = next(word for word in result.stdout.split() if word.startswith("https://"))
     assert link.endswith("x" * 60)  # a URL stands whole, on a line of its own
     if columns is None:  # a pipe with no width: each line whole, none wrapped
