@@ -192,7 +192,7 @@ PYTEST = ("pytest", "iniconfig", "packaging", "pluggy", "pygments")
 
 
 def extra_wheels(directory: Path) -> None:
-    helper = b'ANSWER = 42\n'
+    helper = b"ANSWER = 42\n"
     write_wheel(directory, HELPER, "1.0", {"mgradcheck_test_helper.py": helper})
     write_wheel(directory, PINNED, "1.0", {"mgradcheck_test_pinned.py": b""},
                 ["Requires-Dist: mlx==1.3.0"])  # fmt: skip

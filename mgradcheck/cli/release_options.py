@@ -247,7 +247,9 @@ def requirements(
         try:
             checked.append(str(Requirement(value)))
         except InvalidRequirement:
-            raise click.BadParameter(f"{value!r} is not a requirement (name[extras] specifiers)")
+            raise click.BadParameter(
+                f"{value!r} is not a requirement (name[extras] specifiers)"
+            ) from None
     return tuple(checked)
 
 

@@ -105,15 +105,21 @@ def cause(log: str) -> str:
     """The line of an installer's log that says why it failed (uv: 'Because ...'; pip: 'ERROR: ...').
 
     uv's resolver puts its reason (the requirements that clash) after its 'error:' line, boxed
-    or, in newer releases, as 'cause: Because ...': that reason is the line."""
+    or, in newer releases, as 'cause: Because ...': that reason's first sentence is the line."""
     lines = [
         line.strip(" \u00d7\u2570\u2500\u25b6\u2502").removeprefix("cause: ")
         for line in log.splitlines()
     ]  # uv's box drawing
     lines = [line for line in lines if line]
-    found = next((line for line in lines if line.startswith("Because")), None) or next(
-        (line for line in lines if line.startswith(("ERROR:", "error:"))), None
-    )
+    start = next((i for i, line in enumerate(lines) if line.startswith("Because")), None)
+    if start is None:
+        found = next((line for line in lines if line.startswith(("ERROR:", "error:"))), None)
+    else:  # uv wraps its reason at the terminal's width (80 columns in a pipe): one sentence
+        found = lines[start]
+        for more in lines[start + 1 : start + 8]:
+            if found.endswith("."):
+                break
+            found += " " + more
     text = found or (lines[-1] if lines else "no output")
     return text if len(text) <= 240 else text[:239] + "…"
 
