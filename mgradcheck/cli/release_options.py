@@ -240,6 +240,8 @@ def requirements(
 ) -> tuple[str, ...]:
     """Each ``--with`` a PEP 508 requirement, refused here: the installer never reads a string
     that could pass for one of its options, and a typo costs no environment."""
+    if not values:
+        return ()  # a plain run imports none of packaging's parsers
     from packaging.requirements import InvalidRequirement, Requirement
 
     checked = []
