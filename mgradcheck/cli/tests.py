@@ -14,7 +14,7 @@ from mgradcheck.cli.common import handle_errors, say
 from mgradcheck.cli.options import jobs_option, json_option, on_stdout, report_options
 from mgradcheck.cli.release_options import interpreter_options, release_options
 from mgradcheck.cli.sharding import shard_options
-from mgradcheck.errors import UsageError
+from mgradcheck.errors import EnvironmentFailure, UsageError
 from mgradcheck.exitcodes import ExitCode, describe
 
 if TYPE_CHECKING:
@@ -107,8 +107,16 @@ def _expander(
             from mgradcheck.releases.release_matrix import chosen_releases
 
             version = named if named is not None else chosen_releases(settings, versions)[1][-1]
-            with open_release(version, settings, say) as (command, _):
-                return in_target(command.python, timeout, say)(tests)
+            try:
+                with open_release(version, settings, say) as (command, _):
+                    return in_target(command.python, timeout, say)(tests)
+            except EnvironmentFailure as exc:
+                if named is not None:
+                    raise  # the release to run cannot be installed: said once, exit 3
+                say(
+                    f"note: no pytest to collect with: {exc}: {AS_READ}"
+                )  # the matrix says the rest
+                return tests
 
         return in_release
 

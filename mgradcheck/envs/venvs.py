@@ -16,8 +16,8 @@ that used it, so that nothing it ran there is stored as a result.
 
 The name holds the version, backend and Python, and a hash of everything else
 that shapes the environment (index, wheel directory, installer, interpreter,
-packages, and what ``--with`` adds). One lock file per environment (``envs/.locks/<name>.lock``, never
-deleted) serialises building and removing it: held exclusively while building,
+packages, what ``--with`` adds). One lock file per environment
+(``envs/.locks/<name>.lock``, never deleted) serialises building and removing it: held exclusively while building,
 shared while in use (for as long as anything runs in it), so two commands
 sharing the cache never corrupt it and a prune never removes one in use.
 """
