@@ -88,6 +88,8 @@ class Settings:
         """What an install says while it runs (a rebuild, why), a status the next one replaces."""
         damage = rebuilding(self.spec(version))
         text = f"{'re' if damage else ''}installing mlx {version} ({self.target.backend})"
+        if self.extras:
+            text += f" with {', '.join(self.extras)}"
         if damage is not None:
             text += f", its environment damaged: {damage}"
         return text
