@@ -145,3 +145,15 @@ def test_with_pytest_in_the_release_environment_its_tests_are_collected_by_pytes
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [f"test_params.py::test_helper[{n}]" for n in (1, 2, 3)]
     assert "note:" not in done.stderr
+
+
+def test_a_matrix_whose_newest_release_cannot_have_pytest_reads_the_tests_and_says_why(
+    fake_wheels: Path, tmp_path: Path
+) -> None:
+    (tmp_path / "test_params.py").write_text(PARAMS)
+    args = ["tests", str(tmp_path), "--matrix", "--versions", ">=1.3,<1.5", "--collect-only"]
+    done = mgradcheck(fake_wheels, *args, "--with", fake_mlx.PINNED, "--with", "pytest")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["test_params.py::test_helper"]
+    (note,) = [line for line in done.stderr.splitlines() if "note:" in line]
+    assert f"installing mlx 1.4.0 with {fake_mlx.PINNED}, pytest failed: Because" in note
