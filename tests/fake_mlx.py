@@ -151,9 +151,14 @@ def branch_build(wheels: Path, directory: Path, version: str) -> Path:
 
 def repack_numpy(directory: Path) -> Path:
     """The test interpreter's NumPy as a wheel (with a fresh RECORD), so fake environments need no index."""
-    dist = importlib.metadata.distribution("numpy")
+    return repack(directory, "numpy")
+
+
+def repack(directory: Path, project: str) -> Path:
+    """One of the test interpreter's distributions as a wheel, with a fresh RECORD."""
+    dist = importlib.metadata.distribution(project)
     base = Path(str(dist.locate_file("")))
-    info = f"numpy-{dist.version}.dist-info"
+    info = next(str(f.parent) for f in dist.files or () if str(f).endswith(".dist-info/WHEEL"))
     wheel_meta = (base / info / "WHEEL").read_text()
     tag = next(
         line.split(":", 1)[1].strip() for line in wheel_meta.splitlines() if line.startswith("Tag:")
@@ -166,7 +171,7 @@ def repack_numpy(directory: Path) -> Path:
             continue  # scripts outside site-packages, bytecode, and what the installer wrote
         if (base / name).is_file():
             files[name] = (base / name).read_bytes()
-    return write_wheel(directory, "numpy", dist.version, files, tag=tag)
+    return write_wheel(directory, project, dist.version, files, tag=tag)  # its METADATA kept
 
 
 def wheel_dir(root: Path) -> Path:
@@ -176,7 +181,23 @@ def wheel_dir(root: Path) -> Path:
     for version in VERSIONS:
         write_fake_mlx(directory, version, broken=version in BROKEN, cuda13=version in CUDA13)
     repack_numpy(directory)
+    extra_wheels(directory)
     return directory
+
+
+# Packages a suite imports beside MLX (``--with``): a helper module, and one pinned to a release.
+HELPER = "mgradcheck-test-helper"
+PINNED = "mgradcheck-test-pinned"  # requires mlx==1.3.0, as PyTensor requires an mlx
+PYTEST = ("pytest", "iniconfig", "packaging", "pluggy", "pygments")
+
+
+def extra_wheels(directory: Path) -> None:
+    helper = b"ANSWER = 42\n"
+    write_wheel(directory, HELPER, "1.0", {"mgradcheck_test_helper.py": helper})
+    write_wheel(directory, PINNED, "1.0", {"mgradcheck_test_pinned.py": b""},
+                ["Requires-Dist: mlx==1.3.0"])  # fmt: skip
+    for project in PYTEST:  # the test interpreter's pytest and what it requires
+        repack(directory, project)
 
 
 def settings(wheels: Path, store: ResultsStore | None = None, use_cached: bool = True) -> Settings:

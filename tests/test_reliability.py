@@ -561,6 +561,12 @@ URLS = [
     "mailto:x@y",
 ]  # fmt: skip
 FIND_LINKS = ["", "-rf", "../no-such-directory", "/etc/passwd", "--no-index"]
+REQUIREMENTS = [
+    "", " ", "-rf", "-e.", "--index-url=http://x", "-r/etc/passwd", "../x", "/etc/passwd",
+    "file:///etc", "https://x/p.whl", "git+https://x/y", "x; rm -rf /", "x;rm", "x|ls", "x&&ls",
+    "$(touch x)", "`id`", "x\n--pre", "x\r\n", "x\x00", "x\u2028", "\x1b[31mx", "@", "==1.0",
+    "x==", "x<>1", "x[", "x (>=1", "x @", "x>=1 --target /", "\uff58", "x; os_name=='",
+]  # fmt: skip
 
 # Each option that takes one of them, as (argv for the value, environment for it).
 Site = Callable[[str], tuple[list[str], dict[str, str]]]
@@ -584,6 +590,12 @@ FIND_LINKS_SITES: dict[str, Site] = {
     "envs path --find-links": lambda d: (["envs", "path", "1.1.0", f"--find-links={d}"], {}),
     "envs releases --find-links": lambda d: (["envs", "releases", f"--find-links={d}"], {}),
 }  # fmt: skip
+REQUIREMENT_SITES: dict[str, Site] = {
+    "run --mlx --with": lambda r: (["run", "--corpus", RELEASES, "--mlx", "1.1.0", f"--with={r}"], {}),
+    "matrix --with": lambda r: (["matrix", "--corpus", RELEASES, f"--with={r}"], {}),
+    "bisect --with": lambda r: (["bisect", "fixed-in-1-3", "--corpus", RELEASES, "--good", "1.3.0", "--bad", "1.2.0", f"--with={r}"], {}),
+    "tests --matrix --with": lambda r: (["tests", RELEASES, "--matrix", f"--with={r}"], {}),
+}  # fmt: skip
 # run --mlx also takes a branch or tag of MLX's clone (``main``): these three are such names,
 # looked up in the clone and refused there (test_a_name_that_is_no_branch_is_refused_by_the_clone).
 BRANCH_NAMES = ("latest", "newest", "v")
@@ -599,6 +611,7 @@ TABLE = [
     ),
     *((site, make, URLS, "index URL") for site, make in URL_SITES.items()),
     *((site, make, FIND_LINKS, "--find-links") for site, make in FIND_LINKS_SITES.items()),
+    *((site, make, REQUIREMENTS, "--with") for site, make in REQUIREMENT_SITES.items()),
 ]
 
 
@@ -680,6 +693,7 @@ def test_the_reliability_page_gives_these_figures() -> None:
         f"{len(VERSIONS)} versions{times}{len(VERSION_SITES)} options",
         f"{len(URLS)} index URLs{times}{len(URL_SITES)} options and variables",
         f"{len(FIND_LINKS)} wheel directories{times}{len(FIND_LINKS_SITES)} options",
+        f"{len(REQUIREMENTS)} requirements{times}{len(REQUIREMENT_SITES)} options",
         f"for {len(WRITERS)} report options",
     ):
         assert figure in section

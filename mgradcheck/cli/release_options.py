@@ -235,10 +235,30 @@ def _index_url(ctx: click.Context, param: click.Parameter, value: str | None) ->
         raise click.BadParameter(str(exc)) from None
 
 
+def requirements(
+    ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
+) -> tuple[str, ...]:
+    """Each ``--with`` a PEP 508 requirement, refused here: the installer never reads a string
+    that could pass for one of its options, and a typo costs no environment."""
+    if not values:
+        return ()  # a plain run imports none of packaging's parsers
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    checked = []
+    for value in values:
+        try:
+            checked.append(str(Requirement(value)))
+        except InvalidRequirement:
+            raise click.BadParameter(
+                f"{value!r} is not a requirement (name[extras] specifiers)"
+            ) from None
+    return tuple(checked)
+
+
 # Passed by interpreter_options to release_options: nothing is installed, settings are None.
 _NO_RELEASE = "_no_release"
 _RELEASE_KEYS = ("index_url", "find_links", "no_index", "backend", "installer", "pre", "yanked",
-                 "retry_failed")  # fmt: skip
+                 "retry_failed", "with")  # fmt: skip
 _BUILD_KEYS = ("mlx_repo", "mlx_deps", "build_jobs")
 
 
@@ -254,6 +274,7 @@ def release_options(func: F) -> F:
     @wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         given = {key: kwargs.pop(key) for key in _RELEASE_KEYS}
+        given["extras"] = given.pop("with")  # a keyword in Python, a fine word on a command line
         given.update((key, kwargs.pop(key)) for key in _BUILD_KEYS if key in kwargs)
         if kwargs.pop(_NO_RELEASE, False):
             kwargs["settings"] = None
@@ -294,6 +315,16 @@ def release_options(func: F) -> F:
             type=click.Choice(["uv", "pip"]),
             help="Build environments with uv (default when available) or venv + pip.",
         ),
+        click.option(
+            "--with",
+            "with",
+            multiple=True,
+            callback=requirements,
+            metavar="REQUIREMENT",
+            help="Also install this in each release's environment (repeatable): what the "
+            "tests import beside MLX, e.g. --with pytensor==2.38.3 --with pytest. Such "
+            "environments, and their stored results, are apart from the plain ones.",
+        ),
         click.option("--pre", is_flag=True, help="Include pre-releases."),
         click.option("--yanked", is_flag=True, help="Include yanked releases."),
         click.option(
@@ -315,5 +346,6 @@ __all__ = [
     "release_options",
     "release_or_commit",
     "release_or_ref",
+    "requirements",
     "version_option",
 ]

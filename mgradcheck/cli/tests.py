@@ -14,7 +14,7 @@ from mgradcheck.cli.common import handle_errors, say
 from mgradcheck.cli.options import jobs_option, json_option, on_stdout, report_options
 from mgradcheck.cli.release_options import interpreter_options, release_options
 from mgradcheck.cli.sharding import shard_options
-from mgradcheck.errors import UsageError
+from mgradcheck.errors import EnvironmentFailure, UsageError
 from mgradcheck.exitcodes import ExitCode, describe
 
 if TYPE_CHECKING:
@@ -79,21 +79,61 @@ def _load(
     return select(collect([Path(p) for p in paths], expand), keyword), checkout
 
 
-def _expander(python: Path | None, release: bool, timeout: float) -> Expand:
+def _expander(
+    python: Path | None,
+    mlx_version: Mlx | None,
+    matrix: bool,
+    versions: str | None,
+    settings: Settings,
+    timeout: float,
+) -> Expand:
     """How pytest-style tests are collected: by pytest, in the interpreter they run under; in
-    release environments (--mlx, --matrix), which hold MLX and NumPy only, from their source."""
-    if not release:
-        from mgradcheck.suites.pytest_items import in_target
+    release environments (--mlx, --matrix), which hold MLX and NumPy only, from their source,
+    unless --with puts pytest there: then by that pytest, in the environment of the release
+    named (of the newest release chosen, with --matrix), where the tests' imports resolve."""
+    from mgradcheck.suites.pytest_items import AS_READ, in_target
 
+    if not matrix and mlx_version is None:
         return in_target(str(python) if python else sys.executable, timeout, say)
-    from mgradcheck.suites.pytest_items import AS_READ
+    from mgradcheck.releases.choice import Release
+
+    named = mlx_version.version if isinstance(mlx_version, Release) else None
+    if _brings_pytest(settings.extras) and (named is not None or matrix):
+
+        def in_release(tests: list[SuiteTest]) -> list[SuiteTest]:
+            if not any(t.kind == "pytest" for t in tests):
+                return tests
+            from mgradcheck.releases.on_release import open_release
+            from mgradcheck.releases.release_matrix import chosen_releases
+
+            version = named if named is not None else chosen_releases(settings, versions)[1][-1]
+            try:
+                with open_release(version, settings, say) as (command, _):
+                    return in_target(command.python, timeout, say)(tests)
+            except EnvironmentFailure as exc:
+                if named is not None:
+                    raise  # the release to run cannot be installed: said once, exit 3
+                say(
+                    f"note: no pytest to collect with: {exc}: {AS_READ}"
+                )  # the matrix says the rest
+                return tests
+
+        return in_release
 
     def as_read(tests: list[SuiteTest]) -> list[SuiteTest]:
         if any(t.kind == "pytest" for t in tests):
-            say(f"note: release environments hold MLX and NumPy, not pytest: {AS_READ}")
+            say(f"note: release environments hold MLX and NumPy, not pytest (--with pytest "
+                f"puts it there): {AS_READ}")  # fmt: skip
         return tests
 
     return as_read
+
+
+def _brings_pytest(extras: Sequence[str]) -> bool:
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    return any(canonicalize_name(Requirement(extra).name) == "pytest" for extra in extras)
 
 
 def _inputs(chosen: Sequence[SuiteTest]) -> list[Path]:
@@ -179,7 +219,7 @@ def tests(
 
         parse_range(versions)  # a bad range is bad usage, said before anything runs
     commit = isinstance(mlx_version, Commit)
-    expand = _expander(python, matrix or mlx_version is not None, timeout)
+    expand = _expander(python, mlx_version, matrix, versions, settings, timeout)
     chosen, checkout = _load(paths, revision, settings.mlx_repo, keyword, expand, builds=commit)
     part = take(shard, durations_path, lambda: ([Unit(t.id) for t in chosen],
                 [(t.id, t.id) for t in chosen], [f"{t.id} {t.content_hash}" for t in chosen]))  # fmt: skip

@@ -16,8 +16,8 @@ that used it, so that nothing it ran there is stored as a result.
 
 The name holds the version, backend and Python, and a hash of everything else
 that shapes the environment (index, wheel directory, installer, interpreter,
-packages). One lock file per environment (``envs/.locks/<name>.lock``, never
-deleted) serialises building and removing it: held exclusively while building,
+packages, what ``--with`` adds). One lock file per environment
+(``envs/.locks/<name>.lock``, never deleted) serialises building and removing it: held exclusively while building,
 shared while in use (for as long as anything runs in it), so two commands
 sharing the cache never corrupt it and a prune never removes one in use.
 """
@@ -89,21 +89,37 @@ class EnvError(EnvironmentFailure):
 
 
 class InstallFailed(EnvError):
-    def __init__(self, version: Version, tail: str, remembered: bool) -> None:
+    def __init__(
+        self, version: Version, tail: str, remembered: bool, extras: tuple[str, ...] = ()
+    ) -> None:
         self.version = version
         self.tail = tail
         self.remembered = remembered
         again = " (remembered; --retry-failed tries again)" if remembered else ""
-        super().__init__(f"installing mlx {version} failed: {cause(tail)}{again}")
+        # The installer's own line names what clashed (uv: 'Because you require mlx==A and ...').
+        beside = f" with {', '.join(extras)}" if extras else ""
+        super().__init__(f"installing mlx {version}{beside} failed: {cause(tail)}{again}")
 
 
 def cause(log: str) -> str:
-    """The line of an installer's log that says why it failed (uv: 'Because ...'; pip: 'ERROR: ...')."""
+    """The line of an installer's log that says why it failed (uv: 'Because ...'; pip: 'ERROR: ...').
+
+    uv's resolver puts its reason (the requirements that clash) after its 'error:' line, boxed
+    or, in newer releases, as 'cause: Because ...': that reason's first sentence is the line."""
     lines = [
-        line.strip(" \u00d7\u2570\u2500\u25b6\u2502") for line in log.splitlines()
+        line.strip(" \u00d7\u2570\u2500\u25b6\u2502").removeprefix("cause: ")
+        for line in log.splitlines()
     ]  # uv's box drawing
     lines = [line for line in lines if line]
-    found = next((line for line in lines if line.startswith(("Because", "ERROR:", "error:"))), None)
+    start = next((i for i, line in enumerate(lines) if line.startswith("Because")), None)
+    if start is None:
+        found = next((line for line in lines if line.startswith(("ERROR:", "error:"))), None)
+    else:  # uv wraps its reason at the terminal's width (80 columns in a pipe): one sentence
+        found = lines[start]
+        for more in lines[start + 1 : start + 8]:
+            if found.endswith("."):
+                break
+            found += " " + more
     text = found or (lines[-1] if lines else "no output")
     return text if len(text) <= 240 else text[:239] + "…"
 
@@ -120,6 +136,7 @@ class EnvSpec:
     # A wheel built here from one commit (mgradcheck.builds): installed from its file, and
     # self-contained (its backend inside), so no extra names a companion package.
     wheel: Path | None = None
+    extras: tuple[str, ...] = ()  # --with: what the user's tests import beside MLX
 
     def requirements(self) -> list[str]:
         mlx = (
@@ -127,7 +144,7 @@ class EnvSpec:
             if self.wheel is not None
             else self.target.requirement(self.version)
         )
-        return [mlx, *self.packages]
+        return [mlx, *self.packages, *self.extras]
 
     def key(self) -> dict[str, Any]:
         key = {
@@ -142,6 +159,8 @@ class EnvSpec:
         }
         if self.wheel is not None:  # only then, so that every release keeps its environment's name
             key["wheel"] = str(self.wheel)
+        if self.extras:  # likewise
+            key["with"] = list(self.extras)
         return key
 
     @property
@@ -303,7 +322,7 @@ def _build(spec: EnvSpec, path: Path, cancel: threading.Event | None) -> float:
                     "log_tail": tail,
                 }
                 write_text(path / FAILED, json.dumps(failure, indent=1))
-            raise InstallFailed(spec.version, tail, remembered)
+            raise InstallFailed(spec.version, tail, remembered, spec.extras)
     found = _installed_version(str(path / "venv" / "bin" / "python"))
     if found is None or Version(found) != spec.version:
         raise InstallFailed(
@@ -346,7 +365,7 @@ def using(
                 failed = read_json(path / FAILED)
                 if failed is not None and not retry_failed:
                     raise InstallFailed(
-                        spec.version, str(failed.get("log_tail", "")), remembered=True
+                        spec.version, str(failed.get("log_tail", "")), True, spec.extras
                     )
                 path.mkdir(parents=True, exist_ok=True)
                 (path / FAILED).unlink(missing_ok=True)

@@ -8,7 +8,7 @@ command uses the same releases.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -35,6 +35,7 @@ class Settings:
     record: bool = True  # False: new runs are not stored (runs the store's key does not describe)
     retry_failed: bool = False
     packages: tuple[str, ...] = ("numpy",)
+    extras: tuple[str, ...] = ()  # --with: more requirements, normalised and sorted
     pre: bool = False  # list pre-releases too
     yanked: bool = False  # list yanked releases too
     mlx_repo: Path | None = (
@@ -59,6 +60,7 @@ class Settings:
         mlx_repo: Path | None = None,
         mlx_deps: Path | None = None,
         build_jobs: int | None = None,
+        extras: Sequence[str] = (),
     ) -> Settings:
         """The settings of the release options, else the user's installer settings, else PyPI."""
         chosen = Installer(installer) if installer else default_installer()
@@ -72,6 +74,7 @@ class Settings:
             mlx_repo=mlx_repo,
             mlx_deps=mlx_deps.resolve() if mlx_deps is not None else None,
             build_jobs=build_jobs,
+            extras=tuple(sorted(set(extras))),
         )
 
     def cli_args(self) -> list[str]:
@@ -79,12 +82,14 @@ class Settings:
         args = self.source.cli_args()
         if self.target.backend != default_backend(self.target.system):
             args += ["--backend", self.target.backend]
-        return args
+        return args + [arg for extra in self.extras for arg in ("--with", extra)]
 
     def installing(self, version: Version) -> str:
         """What an install says while it runs (a rebuild, why), a status the next one replaces."""
         damage = rebuilding(self.spec(version))
         text = f"{'re' if damage else ''}installing mlx {version} ({self.target.backend})"
+        if self.extras:
+            text += f" with {', '.join(self.extras)}"
         if damage is not None:
             text += f", its environment damaged: {damage}"
         return text
@@ -108,6 +113,7 @@ class Settings:
             self.installer,
             self.packages,
             wheel=self.wheels.get(version),
+            extras=self.extras,
         )
 
     def with_build(self, built: Built) -> Settings:
@@ -125,8 +131,11 @@ class Settings:
 
     def key(self, item: Runnable, version: Version, build: str) -> ProbeKey:
         """Where the runs of ``item`` on this build of ``version`` are stored: under --timeout, an
-        entry's runs are those of the entry with that timeout (its content hash holds the timeout)."""
+        entry's runs are those of the entry with that timeout (its content hash holds the timeout);
+        runs beside other packages (--with) are those of the release with them."""
         if self.timeout is not None and isinstance(item, Entry):
             item = replace(item, timeout=self.timeout)
         target = self.target
-        return ProbeKey(item.content_hash, str(version), target.backend, target.platform, build)
+        return ProbeKey(
+            item.content_hash, str(version), target.backend, target.platform, build, self.extras
+        )

@@ -10,6 +10,7 @@ on the same file for long enough to matter (the last complete write wins).
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -44,6 +45,9 @@ class ProbeKey:
     backend: str
     platform: str
     build: str  # which build of the release ran: mgradcheck.run.mlx_build.identity
+    # What was installed beside it (--with), normalised and sorted: PyTensor's tests beside
+    # MLX are not the release's plain runs, and a plain run of theirs says nothing of them.
+    extras: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -66,6 +70,7 @@ class StoredRuns:
             "backend": self.key.backend,
             "platform": self.key.platform,
             "build": self.key.build,
+            "with": list(self.key.extras),
             "recorded": self.recorded,
             "environment": self.environment.to_json(),
             "runs": [r.to_json() for r in self.runs],
@@ -76,7 +81,12 @@ class StoredRuns:
         if data.get("schema") != SCHEMA or data.get("schema_version") != SCHEMA_VERSION:
             raise ValueError("not a stored probe of this schema version")
         key = ProbeKey(
-            data["content_hash"], data["release"], data["backend"], data["platform"], data["build"]
+            data["content_hash"],
+            data["release"],
+            data["backend"],
+            data["platform"],
+            data["build"],
+            tuple(data.get("with", ())),  # runs stored before --with had none
         )
         return cls(
             key=key,
@@ -97,7 +107,10 @@ class ResultsStore:
         self.root = root if root is not None else cache_root() / "results"
 
     def path(self, key: ProbeKey) -> Path:
-        name = safe_name(f"{key.platform}-{key.backend}-{key.release}-{key.build}") + ".json"
+        name = f"{key.platform}-{key.backend}-{key.release}-{key.build}"
+        if key.extras:  # only then, so that the plain runs keep their files
+            name += "-with-" + hashlib.sha256("\n".join(key.extras).encode()).hexdigest()[:10]
+        name = safe_name(name) + ".json"
         return self.root / safe_name(key.content_hash) / name
 
     def get(self, key: ProbeKey) -> StoredRuns | None:

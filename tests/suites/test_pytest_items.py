@@ -138,8 +138,8 @@ def test_release_environments_have_no_pytest_so_tests_are_read_from_the_source()
     assert listed.stdout.splitlines()[0] == "test_params.py::test_reduce"
     notes = [line for line in listed.stderr.splitlines() if "note:" in line]
     assert notes == [
-        "mgradcheck: note: release environments hold MLX and NumPy, not pytest: pytest-style "
-        "tests collected from their source, a parametrized test as one test"
+        "mgradcheck: note: release environments hold MLX and NumPy, not pytest (--with pytest "
+        "puts it there): pytest-style tests collected from their source, a parametrized test as one test"
     ]
 
 
