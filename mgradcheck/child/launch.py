@@ -21,10 +21,11 @@ if sys.path and os.path.abspath(sys.path[0]) == here:
     del sys.path[0]  # never shadow the environment's modules with ours
 if "mgradcheck" not in sys.modules:
     # Found where this file lives, for this one import: the directory holding our package
-    # (site-packages, say) is never searched for anything else.
+    # (site-packages, say) is never searched for anything else. The package named is the one
+    # this file is in, which loads the root with it; the child imports nothing above itself.
     sys.path.insert(0, os.path.dirname(os.path.dirname(here)))
     try:
-        import mgradcheck  # noqa: F401
+        import mgradcheck.child  # noqa: F401
     finally:
         del sys.path[0]
 
