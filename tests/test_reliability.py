@@ -244,7 +244,7 @@ def test_an_interrupted_install_stops_the_installer_and_is_rebuilt_later(
     (env,) = inventory.scan()[0]
     assert (env.version, env.state) == (
         version,
-        inventory.State.INCOMPLETE,
+        inventory.EnvState.INCOMPLETE,
     )  # not usable, not "failed"
     assert not (env.path / venvs.COMPLETE).exists() and not (env.path / venvs.FAILED).exists()
     if command == "matrix":
@@ -330,8 +330,11 @@ def assert_cache_whole(cache: Path, judged: set[tuple[str, str]]) -> None:
     ours, foreign = inventory.scan()
     assert foreign == []
     for env in ours:
-        assert env.state in (inventory.State.READY, inventory.State.FAILED), (env.path, env.state)
-        if env.state is inventory.State.READY:
+        assert env.state in (inventory.EnvState.READY, inventory.EnvState.FAILED), (
+            env.path,
+            env.state,
+        )
+        if env.state is inventory.EnvState.READY:
             assert installed_mlx(env.path / "venv") == env.version
         else:
             assert env.version in fake_mlx.BROKEN

@@ -40,7 +40,7 @@ from mgradcheck.builds.wheels import (
 )
 from mgradcheck.builds.work_tree import Snapshot
 from mgradcheck.clock import now
-from mgradcheck.envs.logged_process import run_logged
+from mgradcheck.envs.logged_process import log_tail, run_logged
 from mgradcheck.envs.venvs import Lock, find_uv
 from mgradcheck.errors import EnvironmentFailure
 from mgradcheck.index.installable import Source, Target
@@ -53,7 +53,6 @@ else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
 BUILD_TIMEOUT = 4 * 3600.0
-LOG_TAIL = 3000
 # Kept out of the build: release pipelines' switches that would split the wheel or rename it.
 UNSET = ("MLX_BUILD_STAGE", "PYPI_RELEASE", "DEV_RELEASE", "VIRTUAL_ENV", "PYTHONPATH")
 CMAKE_ARGS = {
@@ -69,7 +68,7 @@ _ERROR = (
     re.compile(r"^FAILED:"),
     re.compile(r"^ERROR:"),
 )
-Status = Callable[[str], None]
+ShowStatus = Callable[[str], None]
 
 
 def default_jobs() -> int:
@@ -107,13 +106,6 @@ def cause(log: str) -> str:
         if found is not None:
             return found if len(found) <= 240 else found[:239] + "…"
     return lines[-1][:240] if lines else "no output"
-
-
-def _tail(path: Path, size: int = LOG_TAIL) -> str:
-    try:
-        return path.read_bytes()[-size:].decode("utf-8", "replace")
-    except OSError:
-        return ""
 
 
 def requirements(
@@ -194,7 +186,7 @@ def _tools(venv: Path, wanted: list[str], target: Target, source: Source, log: P
 
 def _step(argv: list[str], log: Path, cwd: Path, what: str) -> None:
     if run_logged(argv, log, cwd, 1800.0, None) != 0:
-        raise toolchain.BuildSetupError(f"{what} failed: {cause(_tail(log))} (log: {log})")
+        raise toolchain.BuildSetupError(f"{what} failed: {cause(log_tail(log))} (log: {log})")
 
 
 def _environment(
@@ -219,7 +211,7 @@ def _environment(
 class _Steps:
     """Reads the build's output as it comes: ninja's ``[n/m]`` lines become progress."""
 
-    def __init__(self, label: str, status: Status) -> None:
+    def __init__(self, label: str, status: ShowStatus) -> None:
         self.label, self.status = label, status
         self.total = 0
         self.shown = 0.0
@@ -242,7 +234,7 @@ def build(
     target: Target,
     options: BuildOptions,
     source: Source,
-    status: Status | None = None,
+    status: ShowStatus | None = None,
     cancel: threading.Event | None = None,
     tree: Snapshot | None = None,
 ) -> Built:
@@ -287,7 +279,7 @@ def _build(
     source: Source,
     needs: toolchain.Needs,
     work: Path,
-    say: Status,
+    say: ShowStatus,
     cancel: threading.Event | None,
     tree: Snapshot | None = None,
 ) -> Built:
@@ -332,7 +324,7 @@ def _build(
             "cause": why,
             "when": now(),
             "log": str(log),
-            "log_tail": _tail(log),
+            "log_tail": log_tail(log),
         }
         failed_file(target, key).parent.mkdir(parents=True, exist_ok=True)
         write_text(failed_file(target, key), json.dumps(record, indent=1))

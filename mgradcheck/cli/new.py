@@ -111,7 +111,7 @@ def new(
     from mgradcheck.corpus.files import local_corpus
     from mgradcheck.errors import UsageError
     from mgradcheck.index.installable import parse_range
-    from mgradcheck.releases import entry_from_script, script_plan
+    from mgradcheck.releases import entry_from_script, script_releases
     from mgradcheck.run.display import choose, known_width, printable
     from mgradcheck.run.stages import display_path
     from mgradcheck.wording import wrap
@@ -134,7 +134,7 @@ def new(
     )
     entry_from_script.check_target(request)
     settings = dataclasses.replace(settings, use_cached=not no_cache)
-    chosen = script_plan.choose(settings, version_range, exact)
+    chosen = script_releases.choose(settings, version_range, exact)
     say(f"new: {chosen.cost(settings)}")
     result = entry_from_script.make(request, settings, chosen, jobs, choose(quiet))
     for cell in result.cells:

@@ -317,7 +317,7 @@ def matrix(
     from mgradcheck.cli.sharding import take
     from mgradcheck.corpus.shard import units
     from mgradcheck.index.installable import parse_range
-    from mgradcheck.releases.matrix_view import matrix_view
+    from mgradcheck.releases.matrix_report import matrix_view
     from mgradcheck.releases.release_matrix import matrix_of
     from mgradcheck.reports.matrix import render_markdown, render_table
     from mgradcheck.reports.outputs import check_writable_paths
@@ -342,7 +342,7 @@ def matrix(
     check_writable_paths(json_path, markdown_path, html_path, inputs=inputs)
     if from_reports:
         from mgradcheck.releases.release_matrix import from_reports as judged_reports
-        from mgradcheck.reports.merge import read
+        from mgradcheck.reports.joined import read
 
         try:
             reports = read(from_reports)

@@ -30,16 +30,16 @@ REPORTS = click.argument(
 def _read(files: Sequence[Path], allow_missing: bool = True) -> Report:
     """The merged report of ``files`` (one file is its own merge); exit 2 on anything wrong,
     a missing shard included unless ``allow_missing`` (then a warning, and in the meta)."""
-    from mgradcheck.cli.merging import shards_missing
-    from mgradcheck.reports import merge
+    from mgradcheck.cli.report_files import shards_missing
+    from mgradcheck.reports import joined
 
     names = [str(f) for f in files]
     try:
-        reports = merge.read(files)
-        merged = merge.merge(reports, names)
+        reports = joined.read(files)
+        merged = joined.merge(reports, names)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    missing = merge.missing_shards(reports, names)
+    missing = joined.missing_shards(reports, names)
     shards_missing(missing, allow_missing)
     if missing:
         merged.meta["missing_shards"] = missing
@@ -85,13 +85,13 @@ def merge_command(
     missing. Writes the reports asked for (at least one; '-' is standard output).
     Exits 0 once written, whatever the verdicts: the jobs that ran them already failed or passed.
     """
-    from mgradcheck.cli import merging
+    from mgradcheck.cli import report_files
     from mgradcheck.reports.outputs import report_outputs, write
 
-    kind, datas = merging.load(files)
-    if kind != merging.REPORT:
+    kind, datas = report_files.load(files)
+    if kind != report_files.REPORT:
         others = [o for o, p in (("--junit", junit_path), ("--badge", badge_path)) if p is not None]
-        merging.merge_runs(kind, datas, files, json_path, summary_path, others, allow_missing)
+        report_files.merge_runs(kind, datas, files, json_path, summary_path, others, allow_missing)
         return
     merged = _read(files, allow_missing)
     outputs = report_outputs(json_path, junit_path, summary_path, badge_path)
@@ -127,9 +127,9 @@ def durations_command(files: Sequence[Path], output: Path) -> None:
 
     Reports of any kind may be given: run, tests, sweep, matrix, merged or not.
     """
-    from mgradcheck.cli import merging
+    from mgradcheck.cli import report_files
 
-    merging.write_durations(merging.durations(files), output, files)
+    report_files.write_durations(report_files.durations(files), output, files)
 
 
 @report.command(

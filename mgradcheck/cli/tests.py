@@ -300,7 +300,7 @@ def _matrix(
     meta: dict[str, Any],
 ) -> None:
     from mgradcheck.atomic import write_text
-    from mgradcheck.releases.matrix_view import matrix_view
+    from mgradcheck.releases.matrix_report import matrix_view
     from mgradcheck.reports.matrix import render_table
     from mgradcheck.reports.outputs import check_writable_paths
     from mgradcheck.run.display import choose, report_console

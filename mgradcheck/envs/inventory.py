@@ -17,7 +17,7 @@ from typing import Any
 from mgradcheck.envs.venvs import COMPLETE, FAILED, MARKER, Lock, envs_root, is_ready, read_json
 
 
-class State(enum.Enum):
+class EnvState(enum.Enum):
     READY = "ready"
     FAILED = "failed"
     INCOMPLETE = "incomplete"
@@ -28,7 +28,7 @@ class State(enum.Enum):
 @dataclass(frozen=True)
 class CachedEnv:
     path: Path
-    state: State
+    state: EnvState
     spec: dict[str, Any]
 
     @property
@@ -36,18 +36,18 @@ class CachedEnv:
         return str(self.spec.get("mlx", "?"))
 
 
-def _state(path: Path) -> State:
+def _state(path: Path) -> EnvState:
     lock = Lock(path.name)
     try:
         if not lock.try_acquire():
-            return State.IN_USE
+            return EnvState.IN_USE
     finally:
         lock.close()
     if is_ready(path):
-        return State.READY
+        return EnvState.READY
     if (path / FAILED).exists():
-        return State.FAILED
-    return State.DAMAGED if read_json(path / COMPLETE) is not None else State.INCOMPLETE
+        return EnvState.FAILED
+    return EnvState.DAMAGED if read_json(path / COMPLETE) is not None else EnvState.INCOMPLETE
 
 
 def scan() -> tuple[list[CachedEnv], list[Path]]:
@@ -74,12 +74,12 @@ def prune(everything: bool = False, dry_run: bool = False) -> Pruned:
     """Remove our failed, damaged and half-built environments (all of ours with ``everything``)."""
     removed, in_use = [], []
     for env in scan()[0]:
-        if env.state is State.READY and not everything:
+        if env.state is EnvState.READY and not everything:
             continue
         lock = Lock(env.path.name)
         try:
             if not lock.try_acquire():
-                in_use.append(CachedEnv(env.path, State.IN_USE, env.spec))
+                in_use.append(CachedEnv(env.path, EnvState.IN_USE, env.spec))
                 continue
             if read_json(env.path / MARKER) is None:
                 continue

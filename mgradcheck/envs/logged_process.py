@@ -31,6 +31,17 @@ RESOLVED_VARIABLES = (
 )
 
 
+LOG_TAIL = 3000  # bytes: the error and what led to it, kept with a failure and shown
+
+
+def log_tail(log: Path) -> str:
+    """The end of a log, as text; empty when it cannot be read."""
+    try:
+        return log.read_bytes()[-LOG_TAIL:].decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
 def run_logged(
     argv: Sequence[str],
     log: Path,

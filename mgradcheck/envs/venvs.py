@@ -46,7 +46,7 @@ from mgradcheck.atomic import write_text
 from mgradcheck.clock import now
 from mgradcheck.envs import record
 from mgradcheck.envs.cuda import check_driver
-from mgradcheck.envs.logged_process import run_logged
+from mgradcheck.envs.logged_process import log_tail, run_logged
 from mgradcheck.errors import EnvironmentFailure
 from mgradcheck.index.installable import Source, Target
 from mgradcheck.paths import cache_error, cache_root, make_dir, safe_name
@@ -58,7 +58,6 @@ COMPLETE = "complete.json"
 FAILED = "failed.json"
 LOG = "install.log"
 INSTALL_TIMEOUT = 1800.0
-LOG_TAIL = 3000
 # A failure that looks like the network's is not remembered: it may work next time.
 TRANSIENT = re.compile(
     r"(?i)connect|timed? ?out|dns|network|temporar|unreachable|reset by peer|SSL"
@@ -281,13 +280,6 @@ def needs_install(spec: EnvSpec, retry_failed: bool = False) -> bool:
     return not is_ready(path, spec.digest) and (retry_failed or not (path / FAILED).exists())
 
 
-def _tail(path: Path) -> str:
-    try:
-        return path.read_bytes()[-LOG_TAIL:].decode("utf-8", "replace")
-    except OSError:
-        return ""
-
-
 def _installed_version(python: str) -> str | None:
     """The mlx the environment reports, read from its metadata (no MLX import, so it is quick)."""
     code = "import importlib.metadata as m; print(m.version('mlx'))"
@@ -310,7 +302,7 @@ def _build(spec: EnvSpec, path: Path, cancel: threading.Event | None) -> float:
     for argv in spec.commands(path / "venv", find_uv()):
         code = run_logged(argv, log, path, INSTALL_TIMEOUT, cancel)
         if code != 0:
-            tail = _tail(log)
+            tail = log_tail(log)
             remembered = code > 0 and not TRANSIENT.search(tail)
             if remembered:
                 failure = {

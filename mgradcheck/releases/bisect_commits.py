@@ -18,17 +18,16 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from mgradcheck.builds import commits, toolchain, wheels
-from mgradcheck.builds.builder import BuildFailed, BuildOptions, build
+from mgradcheck.builds.builder import BuildFailed, BuildOptions, ShowStatus, build
 from mgradcheck.builds.commits import Commit
 from mgradcheck.builds.compiler_cache import NONE, Counts
 from mgradcheck.corpus.entry import Entry
 from mgradcheck.errors import UsageError
 from mgradcheck.releases import bisection, choice
 from mgradcheck.releases.bisect_releases import BisectResult
-from mgradcheck.releases.bisection import Bisection, End, Kind, Plan
-from mgradcheck.releases.on_release import Status, run_release
+from mgradcheck.releases.bisection import Bisection, End, Kind, Plan, Satisfies, steps_left
+from mgradcheck.releases.on_release import run_release
 from mgradcheck.releases.regress import RegressOn, State, judge_run
-from mgradcheck.releases.search import Satisfies, steps_left
 from mgradcheck.releases.settings import Settings
 from mgradcheck.reports.bisect import BisectView, Changed
 from mgradcheck.run.display import Progress
@@ -182,7 +181,7 @@ class Commits(Kind[Commit, CommitProbe]):
     def git_ref(self, point: Commit) -> str:
         return point.sha
 
-    def probe(self, point: Commit, say: Status) -> CommitProbe:
+    def probe(self, point: Commit, say: ShowStatus) -> CommitProbe:
         given = self.ends.get(point)
         if isinstance(given, choice.Release):
             version, settings, how = given.version, self.settings, f"release {given}"

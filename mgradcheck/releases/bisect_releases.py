@@ -14,13 +14,14 @@ from typing import Any
 
 from packaging.version import Version
 
+from mgradcheck.builds.builder import ShowStatus
 from mgradcheck.builds.commits import tag
 from mgradcheck.corpus.entry import Entry
 from mgradcheck.errors import ReleaseError
 from mgradcheck.index.installable import Listing, list_releases
 from mgradcheck.releases import bisection
 from mgradcheck.releases.bisection import Bisection, End, Kind, Plan
-from mgradcheck.releases.on_release import Status, run_release
+from mgradcheck.releases.on_release import run_release
 from mgradcheck.releases.regress import Judged, RegressOn, judge_run, recorded
 from mgradcheck.releases.settings import Settings
 from mgradcheck.reports.bisect import BisectView
@@ -101,7 +102,7 @@ class Releases(Kind[Version, Judged]):
     def git_ref(self, point: Version) -> str:
         return tag(point)
 
-    def probe(self, point: Version, say: Status) -> Judged:
+    def probe(self, point: Version, say: ShowStatus) -> Judged:
         (run,) = run_release(point, [self.entry], self.settings, say)
         return judge_run(self.entry, run, self.regress_on, self.pattern)
 
@@ -181,7 +182,7 @@ def bisect(
     settings: Settings,
     regress_on: RegressOn = RegressOn.SIGNATURE,
     pattern: str | None = None,
-    status: Status | None = None,
+    status: ShowStatus | None = None,
     on_probe: Callable[[Judged, int], None] | None = None,
     extra_args: Sequence[str] = (),
 ) -> BisectResult:

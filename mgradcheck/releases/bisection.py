@@ -1,30 +1,105 @@
-"""One bisection driver for releases and for commits, each a kind of point.
+"""One bisection driver for releases and for commits, each a kind of point, and its pure search.
 
 A kind (:class:`Kind`) says how its points are named in sentences and on the
 command line, their upstream git ref (for the compare link) and how to probe one:
 install a release, or build a commit, then run the entry there and judge the
 runs. The driver does the rest once for both: every probe memoised with its
 ``[n/<=m]`` counter, both ends checked first (an end that cannot be judged gives
-way to the next candidate), the pure search (:mod:`mgradcheck.releases.search`)
-between them, and a result that says where the entry changed and how to ask again.
+way to the next candidate), the search between them, and a result that says where
+the entry changed and how to ask again.
+
+The search (:func:`least_satisfying`) is pure and memoised, over Yes / No / Unknown.
+Items are ordered from one known end (``No``) to the other (``Yes``); it finds a
+``No`` followed by a ``Yes`` with only ``Unknown`` items between them. An Unknown
+item (a release that cannot be installed, a commit that does not build, a run that
+cannot be judged) is routed around: the next probe is the untested item nearest
+the middle of the open range. Every item is asked at most once, and the search does
+no I/O: the caller's predicate does.
 """
 
 from __future__ import annotations
 
+import enum
+import math
 import shlex
 import signal
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, Protocol, TypeVar
 
+from mgradcheck.builds.builder import ShowStatus
 from mgradcheck.builds.commits import COMPARE
 from mgradcheck.corpus.entry import Entry
 from mgradcheck.errors import Interrupted
-from mgradcheck.releases.on_release import Status
 from mgradcheck.releases.regress import RegressOn, State
-from mgradcheck.releases.search import Satisfies, least_satisfying, steps_left
 from mgradcheck.releases.settings import Settings
 from mgradcheck.reports.bisect import Row
+
+
+class Satisfies(enum.Enum):
+    YES = "yes"
+    NO = "no"
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class Boundary:
+    """Where the answer changes: the last No, the first Yes, and the Unknowns between them."""
+
+    last_no: int
+    first_yes: int
+
+    @property
+    def between(self) -> range:
+        return range(self.last_no + 1, self.first_yes)
+
+
+def _window(count: int, known: Mapping[int, Satisfies]) -> tuple[int, int]:
+    """The open range still in question: (rightmost No left of the leftmost Yes, leftmost Yes)."""
+    if known.get(0) is not Satisfies.NO or known.get(count - 1) is not Satisfies.YES:
+        raise ValueError("the first item must be known No and the last known Yes")
+    first_yes = min(i for i, s in known.items() if s is Satisfies.YES)
+    last_no = max(i for i, s in known.items() if s is Satisfies.NO and i < first_yes)
+    return last_no, first_yes
+
+
+def next_probe(count: int, known: Mapping[int, Satisfies]) -> int | None:
+    """The next item to ask about, or None when the boundary is found."""
+    low, high = _window(count, known)
+    untested = [i for i in range(low + 1, high) if i not in known]
+    if not untested:
+        return None
+    middle = (low + high) / 2
+    return min(untested, key=lambda i: (abs(i - middle), i))
+
+
+def steps_left(count: int, known: Mapping[int, Satisfies]) -> int:
+    """At most this many more probes, if none of them is Unknown."""
+    low, high = _window(count, known)
+    untested = sum(1 for i in range(low + 1, high) if i not in known)
+    return math.ceil(math.log2(untested + 1))
+
+
+def boundary(count: int, known: Mapping[int, Satisfies]) -> Boundary:
+    low, high = _window(count, known)
+    return Boundary(low, high)
+
+
+def least_satisfying(
+    count: int,
+    predicate: Callable[[int, int], Satisfies],
+    known: Mapping[int, Satisfies],
+) -> tuple[Boundary, dict[int, Satisfies]]:
+    """Search items ``0..count-1``; return the boundary and every answer, asking each item once.
+
+    ``known`` holds the answers already had, at least both ends (No first, Yes
+    last); the predicate is asked about the others it needs, with the item and
+    how many probes at most remain after that one (for progress displays).
+    """
+    answers = dict(known)
+    while (index := next_probe(count, answers)) is not None:
+        answers[index] = predicate(index, steps_left(count, answers) - 1)
+    return boundary(count, answers), answers
 
 
 class Probe(Protocol):
@@ -133,7 +208,7 @@ class Kind(Generic[P, J]):
         """Upstream's name for the point in its history, for the compare link."""
         raise NotImplementedError
 
-    def probe(self, point: P, say: Status) -> J:
+    def probe(self, point: P, say: ShowStatus) -> J:
         """Prepare the point (install, build) and judge the entry's runs there."""
         raise NotImplementedError
 
@@ -230,7 +305,7 @@ def bisect(
     kind: Kind[P, J],
     plan: Plan[P],
     result: type[R],
-    status: Status | None = None,
+    status: ShowStatus | None = None,
     on_probe: Callable[[J, int], None] | None = None,
 ) -> R:
     """Check both ends, then search between them; every probe is one point, run once at most."""

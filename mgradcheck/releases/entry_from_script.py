@@ -1,7 +1,7 @@
 """A corpus entry made from a reproducer script: its bug, and where it flips, read off its runs on releases.
 
 draft (the script as ``code``, any misbehaviour counting as the bug) -> the
-matrix machinery runs it on the releases chosen first (:mod:`script_plan`; cached
+matrix machinery runs it on the releases chosen first (:mod:`script_releases`; cached
 environments, the results store) -> the bug's signature is read off the runs (the
 outcome of the newest release that misbehaves, and the text its messages share) ->
 every release run is judged against that signature, each flip is bisected, and
@@ -29,12 +29,16 @@ from mgradcheck.corpus.scaffold import Script, entry_code
 from mgradcheck.corpus.yamlsource import SourceError
 from mgradcheck.errors import CorpusError, HarnessError, UsageError, WriteError
 from mgradcheck.outcomes import Outcome
-from mgradcheck.releases.on_release import installed_build
 from mgradcheck.releases.regress import Judged, RegressOn, State, judge
 from mgradcheck.releases.release_matrix import Flip, Matrix, run_matrix, run_shown
-from mgradcheck.releases.script_plan import Chosen, bisect_flips
+from mgradcheck.releases.script_releases import (
+    Chosen,
+    bisect_flips,
+    boundaries,
+    signature,
+    stored_runs,
+)
 from mgradcheck.releases.settings import Settings
-from mgradcheck.releases.signature import boundaries, signature
 from mgradcheck.reports.outputs import check_directory, refuse_input
 from mgradcheck.run.display import Progress
 from mgradcheck.run.observation import Observation
@@ -171,19 +175,6 @@ def _between(versions: Sequence[Version], flip: Flip) -> list[Version]:
     return [v for v in versions if flip.before < v < flip.after]
 
 
-def _stored_runs(
-    draft: Entry, versions: Sequence[Version], settings: Settings
-) -> dict[Version, tuple[Observation, ...]]:
-    """The runs behind each cell, from the store the matrix (and any bisect) fills."""
-    runs: dict[Version, tuple[Observation, ...]] = {}
-    for version in versions:
-        build = installed_build(version, settings)
-        stored = settings.store.get(settings.key(draft, version, build)) if build else None
-        if stored is not None:
-            runs[version] = stored.runs
-    return runs
-
-
 def make(
     request: Request,
     settings: Settings,
@@ -200,7 +191,7 @@ def make(
     matrix = run_shown(
         [draft], versions, settings, RegressOn.NON_PASS, None, jobs, progress, title=title
     )
-    runs = _stored_runs(draft, versions, settings)
+    runs = stored_runs(draft, versions, settings)
     bug = signature([runs[v] for v in versions if v in runs])
     if bug is None:
         if matrix.interrupted:
@@ -215,7 +206,7 @@ def make(
             # Every probe is stored: this matrix only reads the store.
             versions = sorted({*versions, *probed})
             matrix = run_matrix([draft], versions, settings, RegressOn.NON_PASS, None, jobs)
-            runs = _stored_runs(draft, versions, settings)
+            runs = stored_runs(draft, versions, settings)
             judged = _judged(entry, matrix, runs)
             flips = tuple(judged.flips(draft.id))
     state = {v: judged.cell(draft.id, v).state for v in versions}

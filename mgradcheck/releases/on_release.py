@@ -23,7 +23,7 @@ from typing import TypeVar, cast
 from packaging.version import InvalidVersion, Version
 
 from mgradcheck.builds import commits, wheels, work_tree
-from mgradcheck.builds.builder import build
+from mgradcheck.builds.builder import ShowStatus, build
 from mgradcheck.corpus.entry import Entry
 from mgradcheck.envs import venvs
 from mgradcheck.errors import EnvironmentFailure, Interrupted, UsageError
@@ -41,7 +41,6 @@ from mgradcheck.run.runner import Runner, RunOptions, run_watched
 from mgradcheck.run.stages import prepare
 from mgradcheck.run.verdict import counts
 
-Status = Callable[[str], None]
 R = TypeVar("R", bound=Runnable)
 OnRunner = Callable[[Runner | None], None]
 # Runs items in an environment: (command, environment, items, on_runner) -> each item's runs,
@@ -109,13 +108,13 @@ def _prepare(env: venvs.ReleaseEnv) -> tuple[ChildCommand, Environment]:
     return prepare(env.python, kernels=env.kernels)
 
 
-def _waiting(say: Status, version: Version) -> Callable[[], None]:
+def _waiting(say: ShowStatus, version: Version) -> Callable[[], None]:
     return lambda: say(f"waiting for another mgradcheck to finish building mlx {version}")
 
 
 @contextlib.contextmanager
 def open_release(
-    version: Version, settings: Settings, status: Status | None = None
+    version: Version, settings: Settings, status: ShowStatus | None = None
 ) -> Iterator[tuple[ChildCommand, Environment]]:
     """The command that runs entries in this release's environment, built first if needed
     (``run --mlx``), held in use (no prune removes it) until the block ends.
@@ -157,7 +156,7 @@ def run_release(
     version: Version,
     entries: Sequence[R],
     settings: Settings,
-    status: Status | None = None,
+    status: ShowStatus | None = None,
     cancel: threading.Event | None = None,
     on_runner: OnRunner | None = None,
     execute: Execute[R] | None = None,
@@ -230,7 +229,7 @@ def run_release(
 def build_commit(
     ref: str,
     settings: Settings,
-    status: Status | None = None,
+    status: ShowStatus | None = None,
     cancel: threading.Event | None = None,
 ) -> wheels.Built:
     """The wheel of one commit (a hash, or a tag with a clone to read it from), built if needed.
@@ -248,7 +247,7 @@ def build_commit(
 
 
 def open_commit(
-    ref: str, settings: Settings, status: Status | None = None
+    ref: str, settings: Settings, status: ShowStatus | None = None
 ) -> contextlib.AbstractContextManager[tuple[ChildCommand, Environment]]:
     """``open_release`` for one commit: its wheel, built here once, in an environment like a release's."""
     built = build_commit(ref, settings, status)
@@ -256,7 +255,7 @@ def open_commit(
 
 
 def open_work_tree(
-    path: Path, settings: Settings, status: Status | None = None
+    path: Path, settings: Settings, status: ShowStatus | None = None
 ) -> contextlib.AbstractContextManager[tuple[ChildCommand, Environment]]:
     """``open_commit`` for a work tree: its commit with its uncommitted changes, built here
     once per set of changes (a clean tree is its commit)."""

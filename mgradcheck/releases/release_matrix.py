@@ -3,7 +3,7 @@
 Releases run in parallel, each in its cached environment, through the same
 results store as ``bisect``, so a matrix after a bisect (or a second matrix)
 runs only what is new. The result serialises as JSON here; what its report shows is
-made in :mod:`mgradcheck.releases.matrix_view`, and rendered as a terminal table and as
+made in :mod:`mgradcheck.releases.matrix_report`, and rendered as a terminal table and as
 Markdown in :mod:`mgradcheck.reports.matrix`.
 """
 
@@ -19,12 +19,13 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
+from mgradcheck.builds.builder import ShowStatus
 from mgradcheck.builds.commits import COMPARE, follows, tag
 from mgradcheck.corpus.entry import Entry
 from mgradcheck.errors import Interrupted, MgradcheckError, UsageError
 from mgradcheck.index.installable import Listing, list_releases, parse_range
 from mgradcheck.outcomes import Outcome
-from mgradcheck.releases.on_release import Execute, R, Status, build_commit, run_release
+from mgradcheck.releases.on_release import Execute, R, build_commit, run_release
 from mgradcheck.releases.regress import Judged, RegressOn, State, judge, judge_run
 from mgradcheck.releases.settings import Settings
 from mgradcheck.releases.store import Runnable
@@ -134,7 +135,7 @@ def run_matrix(
     regress_on: RegressOn = RegressOn.SIGNATURE,
     pattern: str | None = None,
     jobs: int = 2,
-    status: Status | None = None,
+    status: ShowStatus | None = None,
     on_release: Callable[[Version], None] | None = None,
     execute: Execute[R] | None = None,
 ) -> Matrix:

@@ -80,7 +80,7 @@ def summary_lines(matrix: Matrix, markdown: bool = False) -> list[str]:
 
 def markdown(matrix: Matrix) -> str:
     """The matrix as Markdown, tests down and releases across, then the summary lines."""
-    from mgradcheck.releases.matrix_view import matrix_view
+    from mgradcheck.releases.matrix_report import matrix_view
     from mgradcheck.reports.matrix import render_markdown
 
     text = render_markdown(matrix_view(matrix), by_item=True, subject=SUBJECT)

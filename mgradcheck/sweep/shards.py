@@ -18,9 +18,9 @@ from typing import Any
 
 from mgradcheck import __version__
 from mgradcheck.corpus.shard import Unit
+from mgradcheck.reports.joined import check_shards, positions, sharded
 from mgradcheck.reports.json_report import check_schema
 from mgradcheck.reports.markdown import GITHUB_LIMIT, cell
-from mgradcheck.reports.merge import check_shards, positions, sharded
 from mgradcheck.run.observation import Environment
 from mgradcheck.sweep.case_runs import Status, Task
 from mgradcheck.sweep.pipeline import SCHEMA, SCHEMA_VERSION

@@ -83,7 +83,7 @@ def test_a_half_built_environment_is_rebuilt(wheels: Path) -> None:
     (path / "venv" / "bin" / "python").write_text("half an interpreter")
     (path / venvs.MARKER).write_text(json.dumps({"schema": venvs.SCHEMA, "spec": wanted.key()}))
     assert not venvs.is_ready(path, wanted.digest)
-    assert [e.state for e in inventory.scan()[0]] == [inventory.State.INCOMPLETE]
+    assert [e.state for e in inventory.scan()[0]] == [inventory.EnvState.INCOMPLETE]
     with venvs.using(wanted) as env:
         assert not env.reused
         assert installed_mlx(env.python) == "1.1.0"
@@ -110,7 +110,7 @@ def test_a_failed_install_is_remembered_until_retried(
     monkeypatch.setattr(venvs, "run_logged", installer)
     with pytest.raises(venvs.InstallFailed), venvs.using(broken, retry_failed=True):
         pass
-    assert inventory.scan()[0][0].state is inventory.State.FAILED
+    assert inventory.scan()[0][0].state is inventory.EnvState.FAILED
 
 
 def test_a_second_builder_waits_for_the_lock(wheels: Path) -> None:
@@ -148,11 +148,11 @@ def test_prune_removes_only_our_broken_environments(wheels: Path) -> None:
     assert [e.version for e in removed] == ["1.5.0"]
     assert foreign.is_dir()
     ours, others = inventory.scan()
-    assert [e.state for e in ours] == [inventory.State.READY] and others == [foreign]
+    assert [e.state for e in ours] == [inventory.EnvState.READY] and others == [foreign]
     with venvs.using(spec(wheels)):
         left = inventory.prune(everything=True)
         assert left.removed == [] and [e.version for e in left.in_use] == ["1.1.0"]
-        assert [e.state for e in inventory.scan()[0]] == [inventory.State.IN_USE]
+        assert [e.state for e in inventory.scan()[0]] == [inventory.EnvState.IN_USE]
     assert [e.version for e in inventory.prune(everything=True, dry_run=True).removed] == ["1.1.0"]
     assert [e.version for e in inventory.prune(everything=True).removed] == ["1.1.0"]
     assert inventory.scan() == ([], [foreign])

@@ -19,10 +19,6 @@ from mgradcheck.cli import cli
 from mgradcheck.corpus.files import bundled_corpus
 from mgradcheck.corpus.loader import load
 from mgradcheck.outcomes import Outcome
-from mgradcheck.releases.regress import State
-from mgradcheck.releases.release_matrix import Flip
-from mgradcheck.releases.signature import boundaries, signature
-from mgradcheck.run.observation import Observation
 from tests import fake_mlx
 
 WRONG_GRAD = '''\
@@ -249,49 +245,6 @@ def test_an_id_taken_by_another_file(fake_wheels: Path, tmp_path: Path) -> None:
     )
     done = new(fake_wheels, corpus, str(script(tmp_path, "s.py", RAISES)), "--id", "taken")
     assert done.exit_code == 2 and "elsewhere.yaml:1: id 'taken' is taken" in done.output
-
-
-def _run(outcome: Outcome, message: str = "", exc_type: str | None = None) -> Observation:
-    return Observation(outcome, 0.1, exc_type=exc_type, message=message)
-
-
-def test_the_signature_is_the_newest_misbehaviour_and_its_kin() -> None:
-    old_api = _run(Outcome.ERROR, "module has no attribute 'vmap'", "AttributeError")
-    found = signature(
-        [
-            [old_api],
-            [_run(Outcome.CRASH, "killed by SIGSEGV (segmentation fault)")],
-            [_run(Outcome.FAIL, "jvp of f: observed [1, 2], expected [1, 3]")],
-            [_run(Outcome.FAIL, "jvp of f: observed [1, 7], expected [1, 3]")],
-            [_run(Outcome.PASS)],
-        ]
-    )
-    assert found is not None and found.outcomes == (Outcome.FAIL, Outcome.CRASH)
-    assert found.match == r"jvp of f: observed|killed by SIGSEGV \(segmentation fault\)"
-    raised = signature([[old_api], [_run(Outcome.ERROR, "Not implemented for Sort", "ValueError")]])
-    assert raised is not None and raised.outcomes == (Outcome.ERROR,)
-    assert (
-        raised.match == "ValueError: Not implemented for Sort"
-    )  # the old API error is not the bug
-    vague = signature([[_run(Outcome.FAIL, "x: 3")], [_run(Outcome.FAIL, "y: 4")]])
-    assert vague is not None and vague.match is None
-    assert signature([[_run(Outcome.PASS)], [_run(Outcome.TIMEOUT, "timed out")]]) is None
-
-
-def test_boundaries() -> None:
-    def flip(before: str, after: str, now: State) -> Flip:
-        was = State.GOOD if now is State.BAD else State.BAD
-        return Flip("x", Version(before), Version(after), was, now)
-
-    v = Version
-    assert boundaries([]) == (None, None, None)
-    assert boundaries([flip("1.0", "1.1", State.GOOD)]) == (None, v("1.1"), None)
-    assert boundaries([flip("1.0", "1.1", State.BAD)]) == (v("1.1"), None, None)
-    both = [flip("1.0", "1.1", State.BAD), flip("1.2", "1.3", State.GOOD)]
-    assert boundaries(both) == (v("1.1"), v("1.3"), None)
-    twice = [flip("1.0", "1.1", State.GOOD), flip("1.1", "1.2", State.BAD)]
-    introduced, fixed, why = boundaries(twice)
-    assert introduced is None and fixed is None and why is not None and "flips 2 times" in why
 
 
 # Scripts Python runs as they are: with a UTF-8 BOM, with a latin-1 coding cookie, with a

@@ -13,7 +13,7 @@ from mgradcheck.cli import cli
 from mgradcheck.corpus.loader import load
 from mgradcheck.envs import venvs
 from mgradcheck.releases import on_release, release_matrix
-from mgradcheck.releases.matrix_view import matrix_view
+from mgradcheck.releases.matrix_report import matrix_view
 from mgradcheck.releases.regress import State
 from mgradcheck.releases.store import ResultsStore
 from mgradcheck.reports.matrix import render_markdown

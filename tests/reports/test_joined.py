@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from mgradcheck.outcomes import Outcome, Verdict
-from mgradcheck.reports import json_report, merge
+from mgradcheck.reports import joined, json_report
 from mgradcheck.run.results import SCHEMA_VERSION
 from tests.builders import report, result, suite_result
 from tests.conftest import BEHAVIOURS, environment
@@ -32,7 +32,7 @@ def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
 def test_merge_keeps_every_result_and_its_environment() -> None:
     a = report(result("x", env=CPU), result("y", Verdict.REGRESSED, env=CPU), shard="1/2")
     b = report(result("x", Verdict.FIXED, env=CUDA), interrupted=True, shard="1/1")
-    merged = merge.merge([a, b], ["cpu.json", "cuda.json"])
+    merged = joined.merge([a, b], ["cpu.json", "cuda.json"])
     assert [(r.id, r.environment.backend) for r in merged.results] == [
         ("x", "cpu"),
         ("y", "cpu"),
@@ -49,7 +49,7 @@ def test_merged_times_span_the_jobs() -> None:
     a = report(result("x"))
     b = report(result("y"))
     b = type(b)(b.results, b.environments, "2025-12-31T00:00:00+00:00", "2026-01-02T00:00:00+00:00")
-    merged = merge.merge([a, b])
+    merged = joined.merge([a, b])
     assert (merged.started, merged.finished) == (b.started, b.finished)
 
 
@@ -58,7 +58,7 @@ def test_the_same_entry_twice_in_one_environment_is_refused() -> None:
     with pytest.raises(
         ValueError, match=r"entry 'x' on mlx 0\.32\.4 cpu .* is in both a\.json and b\.json"
     ):
-        merge.merge([a, b], ["a.json", "b.json"])
+        joined.merge([a, b], ["a.json", "b.json"])
 
 
 def test_mixed_schema_versions_are_refused(tmp_path: Path) -> None:
@@ -70,7 +70,7 @@ def test_mixed_schema_versions_are_refused(tmp_path: Path) -> None:
     with pytest.raises(
         ValueError, match="cannot merge reports of different schema versions"
     ) as err:
-        merge.read([old, new])
+        joined.read([old, new])
     assert str(old) in str(err.value) and str(new) in str(err.value)
 
 
@@ -81,7 +81,7 @@ def test_a_newer_schema_alone_is_refused_naming_the_file(tmp_path: Path) -> None
     data["schema_version"] = SCHEMA_VERSION + 1
     path.write_text(json.dumps(data))
     with pytest.raises(ValueError, match=rf"{path}: report schema version {SCHEMA_VERSION + 1}"):
-        merge.read([path])
+        joined.read([path])
 
 
 def test_missing_shards_are_named() -> None:
@@ -90,7 +90,7 @@ def test_missing_shards_are_named() -> None:
         report(result("b"), shard="3/3"),
         report(result("c")),
     ]
-    (missing,) = merge.missing_shards(reports)
+    (missing,) = joined.missing_shards(reports)
     assert missing.endswith(": 2/3") and "cpu" in missing
 
 
@@ -196,7 +196,7 @@ def test_a_shard_given_twice_is_refused_naming_both_files() -> None:
     with pytest.raises(
         ValueError, match=r"^shard 1/2 of mlx 0\.32\.4 cpu .* is in both a\.json and b\.json$"
     ):
-        merge.merge([one, again], ["a.json", "b.json"])
+        joined.merge([one, again], ["a.json", "b.json"])
 
 
 def test_shards_of_different_selections_are_refused() -> None:
@@ -205,10 +205,10 @@ def test_shards_of_different_selections_are_refused() -> None:
     with pytest.raises(
         ValueError, match=r"^a\.json and b\.json are shards of different selections"
     ):
-        merge.merge([one, other], ["a.json", "b.json"])
+        joined.merge([one, other], ["a.json", "b.json"])
     # Another environment's shards are another run: their split is their own.
     cuda = report(result("b", env=CUDA), shard="1/1", selection={"fingerprint": "f2"})
-    assert len(merge.merge([one, cuda]).results) == 2
+    assert len(joined.merge([one, cuda]).results) == 2
 
 
 def test_cli_refuses_shards_of_different_selections_in_one_line(
@@ -248,6 +248,6 @@ def test_cli_refuses_a_file_given_twice(shard_reports: list[Path]) -> None:
 def test_a_corpus_report_and_a_suites_report_are_not_merged() -> None:
     tests = report(suite_result("t.py::test_a", Outcome.PASS))
     with pytest.raises(ValueError, match="one counts verdicts, the other outcomes"):
-        merge.merge([report(result("a")), tests])
-    both = merge.merge([tests, report(suite_result("t.py::test_b", Outcome.FAIL))])
+        joined.merge([report(result("a")), tests])
+    both = joined.merge([tests, report(suite_result("t.py::test_b", Outcome.FAIL))])
     assert both.summary_line() == "2 tests: 1 pass, 1 fail"

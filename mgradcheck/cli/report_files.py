@@ -1,9 +1,9 @@
-"""``report merge`` of the sweep's and the matrix's reports, and ``report durations``.
+"""The files ``report merge`` and ``report durations`` read: each of the three kinds told
+apart by its ``schema``, a sweep's and a matrix's merged, and any kind's durations.
 
-A file's ``schema`` says what it is: a run's or a suite's report (merged by
-:mod:`mgradcheck.reports.merge`), a sweep's (:mod:`mgradcheck.sweep.shards`)
-or a matrix's (:mod:`mgradcheck.releases.matrix_merge`). Files of different
-kinds are refused together: their results do not add up.
+A run's or a suite's report is merged by :mod:`mgradcheck.reports.joined`, a sweep's by
+:mod:`mgradcheck.sweep.shards`, a matrix's by :mod:`mgradcheck.releases.matrix_report`.
+Files of different kinds are refused together: their results do not add up.
 """
 
 from __future__ import annotations
@@ -80,9 +80,9 @@ def merge_runs(
 
             merged, missing = shards.merge(datas, names)
         else:
-            from mgradcheck.releases import matrix_merge
+            from mgradcheck.releases import matrix_report
 
-            merged, missing = matrix_merge.merge(datas, names)
+            merged, missing = matrix_report.merge(datas, names)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     except (KeyError, TypeError, AttributeError) as exc:  # a field of the wrong shape
@@ -107,8 +107,7 @@ def _markdown(kind: str, merged: dict[str, Any]) -> str:
         from mgradcheck.sweep.shards import summary
 
         return summary(merged)
-    from mgradcheck.releases.matrix_merge import from_json
-    from mgradcheck.releases.matrix_view import matrix_view
+    from mgradcheck.releases.matrix_report import from_json, matrix_view
     from mgradcheck.reports.matrix import render_markdown
 
     matrix = from_json(merged)
@@ -153,10 +152,10 @@ def _recorded(data: dict[str, Any], path: Path) -> list[tuple[str, float]]:
 
         return list(shards.durations(data).items())
     if schema == MATRIX:
-        from mgradcheck.releases import matrix_merge
+        from mgradcheck.releases import matrix_report
 
-        matrix_merge.read(data, str(path))  # well formed, or ValueError naming it
-        return list(matrix_merge.durations(data).items())
+        matrix_report.read(data, str(path))  # well formed, or ValueError naming it
+        return list(matrix_report.durations(data).items())
     from mgradcheck.reports import json_report
 
     report = json_report.parse(data, path)

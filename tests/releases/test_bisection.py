@@ -8,7 +8,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mgradcheck.releases.search import Boundary, Satisfies, least_satisfying, next_probe, steps_left
+from mgradcheck.releases.bisection import (
+    Boundary,
+    Satisfies,
+    least_satisfying,
+    next_probe,
+    steps_left,
+)
 
 NO, YES, UNKNOWN = Satisfies.NO, Satisfies.YES, Satisfies.UNKNOWN
 

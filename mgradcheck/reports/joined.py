@@ -1,4 +1,4 @@
-"""Merge the reports of many jobs (shards, backends, MLX releases) into one.
+"""The reports of many jobs (shards, backends, MLX releases) joined into one.
 
 Each result keeps the environment it ran in, so one merged report can hold
 the same entry on CPU and on Metal. Merging refuses what it cannot merge

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from mgradcheck.cli import cli
-from mgradcheck.releases import matrix_merge
+from mgradcheck.releases import matrix_report
 from tests import fake_mlx
 
 IDS = ("fixed-in-1-3", "broke-in-1-4", "fixed-in-1-6")
@@ -94,8 +94,8 @@ def test_a_missing_or_repeated_matrix_shard_is_refused(shards: list[Path]) -> No
 
 def test_a_matrix_reads_back_from_its_json(shards: list[Path]) -> None:
     data = json.loads(shards[0].read_text())
-    back = matrix_merge.read(data, "m.json")
+    back = matrix_report.read(data, "m.json")
     assert [e.id for e in back.entries] == [e["id"] for e in data["entries"]]
     assert back.to_json()["entries"] == data["entries"]
     with pytest.raises(ValueError, match=r"^m\.json: not a valid mgradcheck matrix"):
-        matrix_merge.read({**data, "releases": ["not a version"]}, "m.json")
+        matrix_report.read({**data, "releases": ["not a version"]}, "m.json")
