@@ -12,6 +12,7 @@ import click
 from mgradcheck.errors import UsageError
 
 if TYPE_CHECKING:
+    from mgradcheck.corpus.entry import Entry
     from mgradcheck.corpus.shard import Shard, Split, Unit
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -53,7 +54,7 @@ def shard_options(what: str) -> Callable[[F], F]:
     return decorate
 
 
-def take(
+def this_shard(
     shard: Shard | None,
     durations_path: Path | None,
     selection: Callable[[], tuple[Sequence[Unit], Sequence[tuple[str, str]], Sequence[str]]],
@@ -76,3 +77,27 @@ def take(
         except ValueError as exc:
             raise UsageError(str(exc)) from None
     return split(shard, *selection(), durations)
+
+
+def shard_entries(
+    shard: Shard | None,
+    durations_path: Path | None,
+    entries: Sequence[Entry],
+    repeat: int | None = None,
+) -> tuple[list[Entry], dict[str, Any]]:
+    """This job's entries, in corpus order (all of them when not sharded), and what its report
+    records of the split (see :func:`this_shard`); ``repeat`` overrides each entry's runs."""
+    part = this_shard(shard, durations_path, lambda: _dealt(entries, repeat))
+    if part is None:
+        return list(entries), {}
+    return [e for e in entries if e.id in part.units], part.meta
+
+
+def _dealt(
+    entries: Sequence[Entry], repeat: int | None
+) -> tuple[list[Unit], list[tuple[str, str]], list[str]]:
+    """Entries as they are dealt: each its own unit, weighed by its runs, known by its content."""
+    from mgradcheck.corpus.shard import units
+
+    identity = [f"{e.id} {e.content_hash}" for e in entries]
+    return units(entries, repeat), [(e.id, e.id) for e in entries], identity
