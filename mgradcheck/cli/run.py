@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
@@ -114,7 +115,7 @@ def run(
     memory_limit = max_memory * 1024 * 1024 if max_memory else None
     options = RunOptions(jobs=jobs, timeout=timeout, repeat=repeat, memory_limit=memory_limit)
     progress = choose(quiet)
-    on_start = _child_command_lines(say if quiet else progress.line) if verbose > 1 else None
+    on_start = partial(_tell_child_start, say if quiet else progress.line) if verbose > 1 else None
     with _open_target_or_exit(python, mlx_version, settings, progress) as (command, env):
         note_kernel_build(command, env, any(e.uses_compile for e in entries))
         with rewriting_files(outputs, say) as snapshots:
@@ -168,21 +169,17 @@ def _show_and_annotate(
             click.echo(annotation, err=stderr)
 
 
-def _child_command_lines(show: Callable[[str], None]) -> Callable[[str, LiveChild], None]:
-    """``-vv``: each child's command line, and what mgradcheck changed in the environment
-    it inherits (set, or removed: see ``CHILD_UNSET``), as it starts."""
+def _tell_child_start(show: Callable[[str], None], name: str, child: LiveChild) -> None:
+    """``-vv``: a child's command line, and what mgradcheck changed in the environment it
+    inherits (set, or removed: see ``CHILD_UNSET``), as it starts."""
+    import os
+    import shlex
 
-    def started(name: str, child: LiveChild) -> None:
-        import os
-        import shlex
-
-        env = child.env or {}
-        set_ = " ".join(
-            f"{k}={shlex.quote(v)}" for k, v in sorted(env.items()) if os.environ.get(k) != v
-        )
-        removed = " ".join(sorted(k for k in os.environ if k not in env))
-        argv = cast("list[str]", child.process.args)  # as child_process._run gives it
-        show(f"{name}: {shlex.join(argv)}")
-        show(f"{name}: set {set_ or 'nothing'}; removed {removed or 'nothing'}")
-
-    return started
+    env = child.env or {}
+    set_ = " ".join(
+        f"{k}={shlex.quote(v)}" for k, v in sorted(env.items()) if os.environ.get(k) != v
+    )
+    removed = " ".join(sorted(k for k in os.environ if k not in env))
+    argv = cast("list[str]", child.process.args)  # as child_process._run gives it
+    show(f"{name}: {shlex.join(argv)}")
+    show(f"{name}: set {set_ or 'nothing'}; removed {removed or 'nothing'}")

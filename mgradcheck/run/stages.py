@@ -72,7 +72,8 @@ def corpus_inputs(paths: Sequence[Path]) -> list[Path]:
     return list(paths) or [default_corpus(Path.cwd())]
 
 
-def _shown(directory: Path) -> str:
+def _as_typed(directory: Path) -> str:
+    """A directory as the user types it after ``--corpus``: relative ones begin ``./``."""
     shown = display_path(directory)
     return shown if os.path.isabs(shown) else f".{os.sep}{shown}"
 
@@ -92,7 +93,7 @@ def load_corpus(
     inputs = corpus_inputs(paths)
     entries = loader.load(inputs, displayer(), found, _corpus_cache(), only=only, ids=every)
     if say is not None and not paths and not is_bundled(inputs[0]):
-        say(f"corpus: {_shown(inputs[0])} ({count(len(every), 'entry')})")
+        say(f"corpus: {_as_typed(inputs[0])} ({count(len(every), 'entry')})")
     if warnings is not None and found:
         warnings.extend(found)
     return entries
@@ -106,9 +107,11 @@ def _elsewhere(paths: Sequence[Path], missing: Sequence[str]) -> str:
     unread = [d for d in (local, bundled_corpus()) if d is not None and d.resolve() not in read]
     for directory in unread:
         if set(missing) <= held_ids(directory).keys():
-            return f" ({_shown(directory)} holds it but was not read: --corpus {_shown(directory)})"
+            typed = _as_typed(directory)
+            return f" ({typed} holds it but was not read: --corpus {typed})"
     if local is not None and local in unread:
-        return f" ({_shown(local)}, this project's corpus, was not read: --corpus {_shown(local)})"
+        typed = _as_typed(local)
+        return f" ({typed}, this project's corpus, was not read: --corpus {typed})"
     return ""
 
 
