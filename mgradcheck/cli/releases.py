@@ -314,7 +314,7 @@ def matrix(
     quiet: bool,
 ) -> None:
     """Run entries (all, or IDS) on every installable MLX release and show where each one flips."""
-    from mgradcheck.cli.sharding import shard_entries
+    from mgradcheck.cli.sharding import shard_items
     from mgradcheck.index.installable import parse_range
     from mgradcheck.releases.matrix_view import matrix_view
     from mgradcheck.releases.release_matrix import matrix_of
@@ -333,7 +333,7 @@ def matrix(
         raise UsageError("--shard splits the runs of a matrix: it cannot go with --from-report")
     if from_reports and _given("timeout"):  # pyproject.toml's applies only where runs are made
         raise UsageError("--timeout is for runs made here: it cannot go with --from-report")
-    entries, meta = shard_entries(shard, durations_path, entries)
+    entries, meta = shard_items(shard, durations_path, entries, lambda e: e.repeat)
     inputs = [*stages.corpus_inputs(corpus_paths), *(from_reports or ())]
     check_writable_paths(json_path, markdown_path, html_path, inputs=inputs)
     if from_reports:

@@ -26,7 +26,7 @@ from mgradcheck.cli.options import (
     report_options,
 )
 from mgradcheck.cli.release_options import interpreter_options, release_options
-from mgradcheck.cli.sharding import shard_entries, shard_options
+from mgradcheck.cli.sharding import shard_items, shard_options
 from mgradcheck.cli.target import note_kernel_build, open_target
 from mgradcheck.exitcodes import describe
 
@@ -108,7 +108,7 @@ def run(
     from mgradcheck.run.runner import RunOptions
 
     entries = stages.load_selected(corpus_paths, ids, tags, say)
-    entries, meta = shard_entries(shard, durations_path, entries, repeat)
+    entries, meta = shard_items(shard, durations_path, entries, lambda e: repeat or e.repeat)
     outputs = report_outputs(json_path, junit_path, summary_path, badge_path)
     # Before the target opens, which may install a release: no report may replace what is read.
     outputs.check(inputs=stages.corpus_inputs(corpus_paths))

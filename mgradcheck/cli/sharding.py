@@ -5,14 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import click
 
 from mgradcheck.errors import UsageError
 
 if TYPE_CHECKING:
-    from mgradcheck.corpus.entry import Entry
     from mgradcheck.corpus.shard import Shard, Split, Unit
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -79,25 +78,38 @@ def this_shard(
     return split(shard, *selection(), durations)
 
 
-def shard_entries(
+class Dealt(Protocol):
+    """What ``run``, ``tests`` and ``matrix`` deal: an entry or a test, known by its content."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def content_hash(self) -> str: ...
+
+
+D = TypeVar("D", bound=Dealt)
+
+
+def shard_items(
     shard: Shard | None,
     durations_path: Path | None,
-    entries: Sequence[Entry],
-    repeat: int | None = None,
-) -> tuple[list[Entry], dict[str, Any]]:
-    """This job's entries, in corpus order (all of them when not sharded), and what its report
-    records of the split (see :func:`this_shard`); ``repeat`` overrides each entry's runs."""
-    part = this_shard(shard, durations_path, lambda: _dealt(entries, repeat))
+    items: Sequence[D],
+    runs: Callable[[D], int] | None = None,
+) -> tuple[list[D], dict[str, Any]]:
+    """This job's items, in order (all of them when not sharded), and what its report records
+    of the split (see :func:`this_shard`). Each item is dealt whole, weighed by its ``runs``
+    (by default one), and identified by its content."""
+    part = this_shard(shard, durations_path, lambda: _dealt(items, runs))
     if part is None:
-        return list(entries), {}
-    return [e for e in entries if e.id in part.units], part.meta
+        return list(items), {}
+    return [i for i in items if i.id in part.units], part.meta
 
 
 def _dealt(
-    entries: Sequence[Entry], repeat: int | None
+    items: Sequence[D], runs: Callable[[D], int] | None
 ) -> tuple[list[Unit], list[tuple[str, str]], list[str]]:
-    """Entries as they are dealt: each its own unit, weighed by its runs, known by its content."""
-    from mgradcheck.corpus.shard import units
+    from mgradcheck.corpus.shard import Unit
 
-    identity = [f"{e.id} {e.content_hash}" for e in entries]
-    return units(entries, repeat), [(e.id, e.id) for e in entries], identity
+    units = [Unit(i.id, runs(i) if runs is not None else 1) for i in items]
+    return units, [(i.id, i.id) for i in items], [f"{i.id} {i.content_hash}" for i in items]
