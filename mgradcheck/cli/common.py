@@ -7,10 +7,11 @@ the interpreter the children run under is opened by :mod:`~mgradcheck.cli.target
 
 from __future__ import annotations
 
+import contextlib
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import wraps
-from typing import Any, NoReturn, TypeVar
+from typing import IO, Any, NoReturn, TypeVar
 
 import click
 
@@ -28,6 +29,18 @@ def say(message: str) -> None:
 def fail(message: str, code: int = ExitCode.USAGE) -> NoReturn:
     say(f"error: {message}")
     sys.exit(code)
+
+
+@contextlib.contextmanager
+def reader_may_leave(stream: IO[str]) -> Iterator[None]:
+    """For what a command shows once its work is done: when the reader of ``stream`` goes away
+    (``| head``, ``| true``), the rest goes nowhere, and the command's exit status stands."""
+    try:
+        yield
+    except BrokenPipeError:
+        from mgradcheck.atomic import send_nowhere  # only once a pipe broke
+
+        send_nowhere(stream)
 
 
 def handle_errors(func: F) -> F:

@@ -314,8 +314,7 @@ def matrix(
     quiet: bool,
 ) -> None:
     """Run entries (all, or IDS) on every installable MLX release and show where each one flips."""
-    from mgradcheck.cli.sharding import take
-    from mgradcheck.corpus.shard import units
+    from mgradcheck.cli.sharding import shard_items
     from mgradcheck.index.installable import parse_range
     from mgradcheck.releases.matrix_report import matrix_view
     from mgradcheck.releases.release_matrix import matrix_of
@@ -334,10 +333,7 @@ def matrix(
         raise UsageError("--shard splits the runs of a matrix: it cannot go with --from-report")
     if from_reports and _given("timeout"):  # pyproject.toml's applies only where runs are made
         raise UsageError("--timeout is for runs made here: it cannot go with --from-report")
-    part = take(shard, durations_path, lambda: (units(entries), [(e.id, e.id) for e in entries],
-                [f"{e.id} {e.content_hash}" for e in entries]))  # fmt: skip
-    if part is not None:
-        entries = [e for e in entries if e.id in part.units]
+    entries, meta = shard_items(shard, durations_path, entries, lambda e: e.repeat)
     inputs = [*stages.corpus_inputs(corpus_paths), *(from_reports or ())]
     check_writable_paths(json_path, markdown_path, html_path, inputs=inputs)
     if from_reports:
@@ -362,7 +358,7 @@ def matrix(
             commit_refs,
         )
     if json_path is not None:
-        _write_json(json_path, {**result.to_json(), "meta": part.meta if part is not None else {}})
+        _write_json(json_path, {**result.to_json(), "meta": meta})
     view = matrix_view(result)
     render_table(view, report_console(stderr=on_stdout(json_path, markdown_path, html_path)))
     from mgradcheck.atomic import write_text

@@ -1,16 +1,22 @@
-"""``mgradcheck run``: the corpus, each entry in its own child, judged and reported."""
+"""``mgradcheck run``: the corpus, each entry in its own child, judged and reported.
+
+:func:`run` calls the stages in order: load and select -> shard -> check the outputs -> open
+the target -> execute (the report files rewritten as results come) -> keep the last report ->
+write the reports -> show -> exit code.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 import click
 
-from mgradcheck.cli.common import handle_errors, say
+from mgradcheck.cli.common import handle_errors, reader_may_leave, say
 from mgradcheck.cli.options import (
     CORPUS_OPTION,
     IDS_ARGUMENT,
@@ -20,12 +26,13 @@ from mgradcheck.cli.options import (
     report_options,
 )
 from mgradcheck.cli.release_options import interpreter_options, release_options
-from mgradcheck.cli.sharding import shard_options
+from mgradcheck.cli.sharding import shard_items, shard_options
 from mgradcheck.cli.target import note_kernel_build, open_target
 from mgradcheck.exitcodes import describe
 
 if TYPE_CHECKING:
-    from mgradcheck.corpus.shard import Shard, Unit
+    from mgradcheck.corpus.entry import Entry
+    from mgradcheck.corpus.shard import Shard
     from mgradcheck.releases.choice import Mlx
     from mgradcheck.releases.settings import Settings
     from mgradcheck.run.child_process import ChildCommand, LiveChild
@@ -92,80 +99,63 @@ def run(
     verbose: int,
 ) -> None:
     """Run corpus entries (all, or those named by IDS) and judge each against its expectation."""
-    from mgradcheck.cli.sharding import take
     from mgradcheck.paths import last_report
     from mgradcheck.reports import json_report
-    from mgradcheck.reports.outputs import report_outputs
-    from mgradcheck.reports.stage import run_and_report
+    from mgradcheck.reports.incremental import rewriting_files
+    from mgradcheck.reports.outputs import report_outputs, write
     from mgradcheck.run import stages
     from mgradcheck.run.display import choose
     from mgradcheck.run.runner import RunOptions
 
     entries = stages.load_selected(corpus_paths, ids, tags, say)
-
-    def selection() -> tuple[list[Unit], list[tuple[str, str]], list[str]]:
-        from mgradcheck.corpus.shard import units
-
-        return (units(entries, repeat), [(e.id, e.id) for e in entries],
-                [f"{e.id} {e.content_hash}" for e in entries])  # fmt: skip
-
-    part = take(shard, durations_path, selection)
-    if part is not None:
-        entries = [e for e in entries if e.id in part.units]
+    entries, meta = shard_items(shard, durations_path, entries, lambda e: repeat or e.repeat)
     outputs = report_outputs(json_path, junit_path, summary_path, badge_path)
-    meta = part.meta if part is not None else {}
-    options = RunOptions(
-        jobs=jobs,
-        timeout=timeout,
-        repeat=repeat,
-        memory_limit=max_memory * 1024 * 1024 if max_memory else None,
-    )
+    # Before the target opens, which may install a release: no report may replace what is read.
+    outputs.check(inputs=stages.corpus_inputs(corpus_paths))
+    memory_limit = max_memory * 1024 * 1024 if max_memory else None
+    options = RunOptions(jobs=jobs, timeout=timeout, repeat=repeat, memory_limit=memory_limit)
     progress = choose(quiet)
-    shown = _shown(say if quiet else progress.line) if verbose > 1 else None
-    compiles = any(e.uses_compile for e in entries)
-    lines = {e.id: e.line for e in entries}
-    code = run_and_report(
-        outputs,
-        stages.corpus_inputs(corpus_paths),
-        lambda: _opened(python, mlx_version, settings, progress, compiles),
-        lambda command, env, snapshots: stages.execute(
-            entries, command, env, options, progress, meta, snapshots, shown
-        ),
-        say,
-        keep=lambda report: json_report.write(report, last_report()),
-        show=lambda report, stderr: _show(report, stderr, lines, verbose > 0, corpus_paths),
-    )
-    sys.exit(code)
+    on_start = partial(_tell_child_start, say if quiet else progress.line) if verbose > 1 else None
+    with _open_target_or_exit(python, mlx_version, settings, progress) as (command, env):
+        note_kernel_build(command, env, any(e.uses_compile for e in entries))
+        with rewriting_files(outputs, say) as snapshots:
+            report, interrupted = stages.execute(
+                entries, command, env, options, progress, meta, snapshots, on_start
+            )
+    json_report.write(report, last_report())  # what 'mgradcheck show' tells of the last run
+    write(report, outputs)
+    with reader_may_leave(sys.stderr if outputs.to_stdout else sys.stdout):
+        _show_and_annotate(report, outputs.to_stdout, entries, verbose > 0, corpus_paths)
+    if interrupted is not None:
+        say(f"interrupted by {interrupted}; the report holds what finished")
+    sys.exit(stages.exit_code(report, interrupted))
 
 
 @contextlib.contextmanager
-def _opened(
+def _open_target_or_exit(
     python: Path | None,
     mlx_version: Mlx | None,
     settings: Settings | None,
     progress: Progress,
-    compiles: bool,
 ) -> Iterator[tuple[ChildCommand, Environment]]:
-    """Open the target (held until the block ends) and say when this run builds its kernels;
-    an interrupt while installing or probing ends the command here."""
+    """The target, held until the block ends; an interrupt while installing or probing ends
+    the command here: nothing ran, so no report is written (an old one stays)."""
     from mgradcheck.errors import Interrupted
 
     with contextlib.ExitStack() as held:
         try:
-            command, env = held.enter_context(open_target(python, mlx_version, settings, progress))
+            target = held.enter_context(open_target(python, mlx_version, settings, progress))
         except (Interrupted, KeyboardInterrupt) as exc:
-            # While installing or probing: nothing ran, so no report is written (an old one stays).
             stopped = exc if isinstance(exc, Interrupted) else Interrupted(2)
             say(f"interrupted by {stopped} before any entry ran")
             sys.exit(stopped.exit_code)
-        note_kernel_build(command, env, compiles)
-        yield command, env
+        yield target
 
 
-def _show(
+def _show_and_annotate(
     report: Report,
     stderr: bool,
-    lines: Mapping[str, int],
+    entries: Sequence[Entry],
     verbose: bool,
     corpus: Sequence[Path],
 ) -> None:
@@ -175,25 +165,21 @@ def _show(
 
     attention.show(report, stderr=stderr, verbose=verbose, corpus=corpus)
     if github.in_actions():
-        for annotation in github.annotate(report, lines):
+        for annotation in github.annotate(report, {e.id: e.line for e in entries}):
             click.echo(annotation, err=stderr)
 
 
-def _shown(show: Callable[[str], None]) -> Callable[[str, LiveChild], None]:
-    """``--verbose``: each child's command line, and what mgradcheck changed in the environment
-    it inherits (set, or removed: see ``CHILD_UNSET``), as it starts."""
+def _tell_child_start(show: Callable[[str], None], name: str, child: LiveChild) -> None:
+    """``-vv``: a child's command line, and what mgradcheck changed in the environment it
+    inherits (set, or removed: see ``CHILD_UNSET``), as it starts."""
+    import os
+    import shlex
 
-    def started(name: str, child: LiveChild) -> None:
-        import os
-        import shlex
-
-        env = child.env or {}
-        set_ = " ".join(
-            f"{k}={shlex.quote(v)}" for k, v in sorted(env.items()) if os.environ.get(k) != v
-        )
-        removed = " ".join(sorted(k for k in os.environ if k not in env))
-        argv = cast("list[str]", child.process.args)  # as child_process._run gives it
-        show(f"{name}: {shlex.join(argv)}")
-        show(f"{name}: set {set_ or 'nothing'}; removed {removed or 'nothing'}")
-
-    return started
+    env = child.env or {}
+    set_ = " ".join(
+        f"{k}={shlex.quote(v)}" for k, v in sorted(env.items()) if os.environ.get(k) != v
+    )
+    removed = " ".join(sorted(k for k in os.environ if k not in env))
+    argv = cast("list[str]", child.process.args)  # as child_process._run gives it
+    show(f"{name}: {shlex.join(argv)}")
+    show(f"{name}: set {set_ or 'nothing'}; removed {removed or 'nothing'}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import click
 
@@ -53,7 +53,7 @@ def shard_options(what: str) -> Callable[[F], F]:
     return decorate
 
 
-def take(
+def this_shard(
     shard: Shard | None,
     durations_path: Path | None,
     selection: Callable[[], tuple[Sequence[Unit], Sequence[tuple[str, str]], Sequence[str]]],
@@ -76,3 +76,40 @@ def take(
         except ValueError as exc:
             raise UsageError(str(exc)) from None
     return split(shard, *selection(), durations)
+
+
+class Dealt(Protocol):
+    """What ``run``, ``tests`` and ``matrix`` deal: an entry or a test, known by its content."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def content_hash(self) -> str: ...
+
+
+D = TypeVar("D", bound=Dealt)
+
+
+def shard_items(
+    shard: Shard | None,
+    durations_path: Path | None,
+    items: Sequence[D],
+    runs: Callable[[D], int] | None = None,
+) -> tuple[list[D], dict[str, Any]]:
+    """This job's items, in order (all of them when not sharded), and what its report records
+    of the split (see :func:`this_shard`). Each item is dealt whole, weighed by its ``runs``
+    (by default one), and identified by its content."""
+    part = this_shard(shard, durations_path, lambda: _dealt(items, runs))
+    if part is None:
+        return list(items), {}
+    return [i for i in items if i.id in part.units], part.meta
+
+
+def _dealt(
+    items: Sequence[D], runs: Callable[[D], int] | None
+) -> tuple[list[Unit], list[tuple[str, str]], list[str]]:
+    from mgradcheck.corpus.shard import Unit
+
+    units = [Unit(i.id, runs(i) if runs is not None else 1) for i in items]
+    return units, [(i.id, i.id) for i in items], [f"{i.id} {i.content_hash}" for i in items]

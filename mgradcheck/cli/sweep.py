@@ -161,7 +161,7 @@ def sweep(
     shrunk, and with --emit written as corpus entries and re-run to confirm.
     "Not implemented" errors are listed as unsupported, apart from findings.
     """
-    from mgradcheck.cli.sharding import take
+    from mgradcheck.cli.sharding import this_shard
     from mgradcheck.reports.outputs import check_directory, check_writable_paths
     from mgradcheck.run.display import choose, known_width
     from mgradcheck.sweep import render as sweep_report
@@ -191,7 +191,7 @@ def sweep(
             raise UsageError(
                 f"no catalogue case matches {', '.join(patterns)}; see 'mgradcheck sweep --list'"
             )
-        part = take(
+        part = this_shard(
             shard,
             durations_path,
             lambda: (shards.units(tasks), shards.items(tasks), shards.identity(tasks)),

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from mgradcheck.cli.common import handle_errors, say
+from mgradcheck.cli.common import handle_errors, reader_may_leave, say
 from mgradcheck.cli.options import jobs_option, json_option, on_stdout, report_options
 from mgradcheck.cli.release_options import interpreter_options, release_options
-from mgradcheck.cli.sharding import shard_options
+from mgradcheck.cli.sharding import shard_items, shard_options
 from mgradcheck.errors import EnvironmentFailure, UsageError
 from mgradcheck.exitcodes import ExitCode, describe
 
@@ -21,7 +21,6 @@ if TYPE_CHECKING:
     from mgradcheck.corpus.shard import Shard
     from mgradcheck.releases.choice import Mlx
     from mgradcheck.releases.settings import Settings
-    from mgradcheck.run.results import Report
     from mgradcheck.suites.collect import Expand, SuiteTest
     from mgradcheck.suites.mlx_tests import Checkout
     from mgradcheck.suites.suite_runs import SuiteOptions
@@ -206,9 +205,7 @@ def tests(
     With --matrix, the tests run on each release (results stored by the test's
     source hash), and --emit writes the ones that flip as corpus entries.
     """
-    from mgradcheck.cli.sharding import take
-    from mgradcheck.corpus.shard import Unit
-    from mgradcheck.releases.choice import Commit
+    from mgradcheck.releases.choice import Commit, Release
     from mgradcheck.suites.suite_runs import SuiteOptions
 
     _check_modes(matrix, click.get_current_context().params)
@@ -221,11 +218,7 @@ def tests(
     commit = isinstance(mlx_version, Commit)
     expand = _expander(python, mlx_version, matrix, versions, settings, timeout)
     chosen, checkout = _load(paths, revision, settings.mlx_repo, keyword, expand, builds=commit)
-    part = take(shard, durations_path, lambda: ([Unit(t.id) for t in chosen],
-                [(t.id, t.id) for t in chosen], [f"{t.id} {t.content_hash}" for t in chosen]))  # fmt: skip
-    meta = part.meta if part is not None else {}
-    if part is not None:
-        chosen = [t for t in chosen if t.id in part.units]
+    chosen, meta = shard_items(shard, durations_path, chosen)
     if collect_only:
         from mgradcheck.suites.source import shown
         from mgradcheck.wording import count
@@ -238,52 +231,30 @@ def tests(
     if matrix:
         settings = dataclasses.replace(settings, use_cached=not no_cache)
         _matrix(chosen, checkout, settings, options, versions, json_path, markdown_path, emit_dir, force, quiet, meta)  # fmt: skip
-    else:
-        _run(chosen, python, mlx_version, settings, options, quiet, verbose,
-             json_path, junit_path, summary_path, badge_path, meta)  # fmt: skip
-
-
-def _run(
-    chosen: Sequence[SuiteTest],
-    python: Path | None,
-    mlx_version: Mlx | None,
-    settings: Settings,
-    options: SuiteOptions,
-    quiet: bool,
-    verbose: bool,
-    json_path: Path | None,
-    junit_path: Path | None,
-    summary_path: Path | None,
-    badge_path: Path | None,
-    meta: dict[str, Any],
-) -> None:
+        return
+    # The stages of run (see mgradcheck.cli.run), over tests, their runs stored per release.
     from mgradcheck.cli.target import open_target
-    from mgradcheck.releases.choice import Release
     from mgradcheck.reports import attention
-    from mgradcheck.reports.outputs import report_outputs
-    from mgradcheck.reports.stage import run_and_report
+    from mgradcheck.reports.incremental import rewriting_files
+    from mgradcheck.reports.outputs import report_outputs, write
     from mgradcheck.run.display import choose
+    from mgradcheck.run.stages import exit_code
     from mgradcheck.suites.suite_runs import report_of, store_runs
 
     outputs = report_outputs(json_path, junit_path, summary_path, badge_path)
+    outputs.check(inputs=_inputs(chosen))  # before the target opens, which may install a release
     progress = choose(quiet)
-
-    def keep(report: Report) -> None:
-        if isinstance(mlx_version, Release):  # a commit's runs: not stored
-            store_runs(settings, mlx_version.version, chosen, report.results, options)
-
-    code = run_and_report(
-        outputs,
-        _inputs(chosen),
-        lambda: open_target(python, mlx_version, settings, progress),
-        lambda command, env, snapshots: report_of(
-            chosen, command, env, options, progress, meta, snapshots
-        ),
-        say,
-        keep=keep,
-        show=lambda report, stderr: attention.show(report, stderr, verbose),
-    )
-    sys.exit(code)
+    target = open_target(python, mlx_version, settings, progress)
+    with target as (command, env), rewriting_files(outputs, say) as snapshots:
+        report, interrupted = report_of(chosen, command, env, options, progress, meta, snapshots)
+    if isinstance(mlx_version, Release):  # a commit's runs: not stored
+        store_runs(settings, mlx_version.version, chosen, report.results, options)
+    write(report, outputs)
+    with reader_may_leave(sys.stderr if outputs.to_stdout else sys.stdout):
+        attention.show(report, outputs.to_stdout, verbose)
+    if interrupted is not None:
+        say(f"interrupted by {interrupted}; the report holds what finished")
+    sys.exit(exit_code(report, interrupted))
 
 
 def _matrix(

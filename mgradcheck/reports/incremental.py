@@ -1,7 +1,7 @@
 """Rewrite the report files as entries finish, so a killed run still leaves them valid.
 
 :class:`SnapshotWriter` receives the partial reports of a running run (see
-:func:`mgradcheck.run.stages.execute`) and rewrites each report file from
+:class:`mgradcheck.run.stages.Reporter`) and rewrites each report file from
 them, atomically. A SIGKILL of the parent, which no handler can catch,
 therefore leaves files that parse and hold every entry that finished up to a
 second before it.
@@ -15,9 +15,10 @@ arriving sooner is kept and written by a timer when the interval is up, and
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from mgradcheck.errors import WriteError
 from mgradcheck.reports.outputs import Outputs, write
@@ -88,3 +89,21 @@ class SnapshotWriter:
                 self._timer = None
             self._flush()
             self.closed = True
+
+
+@contextlib.contextmanager
+def rewriting_files(
+    outputs: Outputs, say: Callable[[str], None]
+) -> Iterator[SnapshotWriter | None]:
+    """The writer of ``outputs``' files for the block's run, or None when there is none to
+    rewrite (a report on standard output is written once, at the end). On every way out,
+    an error too, what is pending is written: the files then hold what finished."""
+    files = outputs.files()
+    if not files.paths():
+        yield None
+        return
+    writer = SnapshotWriter(files, lambda message: say(f"warning: {message}"))
+    try:
+        yield writer
+    finally:
+        writer.close()

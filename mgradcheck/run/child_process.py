@@ -107,7 +107,6 @@ class ChildCommand:
 
     python: str
     extra_env: Mapping[str, str] | None = None
-    memory_limit: int | None = None
     kernels: Path | None = None  # the release's compiled CPU kernels: see mgradcheck.run.kernels
 
     def __post_init__(self) -> None:

@@ -62,9 +62,9 @@ class EntryResult:
 
     @property
     def flaky(self) -> bool:
-        if self.judgement is not None:
-            return self.judgement.flaky
-        return len({r.outcome for r in self.runs}) > 1
+        """Whether its runs disagree, as :func:`mgradcheck.run.verdict.classify` judged; a suite's
+        test runs once (its result has no judgement), so it never is."""
+        return self.judgement is not None and self.judgement.flaky
 
     @property
     def outcome_text(self) -> str:

@@ -26,7 +26,6 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from mgradcheck import __version__
 from mgradcheck.child.bootstrap import with_code  # the child's code, compiled here for it
 from mgradcheck.corpus.entry import Entry
 from mgradcheck.errors import EnvironmentFailure, Interrupted
@@ -102,7 +101,8 @@ class _Unit:
 
 
 def probe(command: ChildCommand, scratch: Path) -> Environment:
-    """Ask the target interpreter what it runs: MLX version, backend, device, Python.
+    """Ask the target interpreter what it runs: MLX version, backend, device, Python (which
+    interpreter it is, and this mgradcheck's version, are stamped by the stage that asks).
 
     ``scratch`` must be private to this run: the child's spec and result live there.
     """
@@ -110,9 +110,7 @@ def probe(command: ChildCommand, scratch: Path) -> Environment:
     if result is None or "environment" not in result:
         detail = observation.reason or observation.stderr.strip().splitlines()[-1:] or ""
         raise ProbeError(f"{command.python} could not start the mgradcheck child ({detail})")
-    env = dict(result["environment"])
-    env.update(interpreter=command.python, mgradcheck=__version__)
-    return Environment.from_json(env)
+    return Environment.from_json(dict(result["environment"]))
 
 
 class Runner:

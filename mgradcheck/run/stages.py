@@ -1,9 +1,9 @@
 """The stages of ``mgradcheck run``, each importable and testable without Click.
 
-load -> select -> prepare (probe the interpreter) -> execute -> exit code. Writing
-the reports is the reports layer's (:func:`mgradcheck.reports.stage.run_and_report`,
-the stage ``run`` and ``tests`` share); it receives the partial reports of a running
-run through ``execute``'s ``snapshots`` callback.
+load -> select -> prepare (probe the interpreter) -> execute -> exit code; the command
+(:mod:`mgradcheck.cli.run`) calls them in that order and writes the reports between the
+last two. A running run hands its partial reports to ``execute``'s ``snapshots``
+(:class:`mgradcheck.reports.incremental.SnapshotWriter`), which rewrites the report files.
 """
 
 from __future__ import annotations
@@ -72,7 +72,8 @@ def corpus_inputs(paths: Sequence[Path]) -> list[Path]:
     return list(paths) or [default_corpus(Path.cwd())]
 
 
-def _shown(directory: Path) -> str:
+def _as_typed(directory: Path) -> str:
+    """A directory as the user types it after ``--corpus``: relative ones begin ``./``."""
     shown = display_path(directory)
     return shown if os.path.isabs(shown) else f".{os.sep}{shown}"
 
@@ -92,7 +93,7 @@ def load_corpus(
     inputs = corpus_inputs(paths)
     entries = loader.load(inputs, displayer(), found, _corpus_cache(), only=only, ids=every)
     if say is not None and not paths and not is_bundled(inputs[0]):
-        say(f"corpus: {_shown(inputs[0])} ({count(len(every), 'entry')})")
+        say(f"corpus: {_as_typed(inputs[0])} ({count(len(every), 'entry')})")
     if warnings is not None and found:
         warnings.extend(found)
     return entries
@@ -106,9 +107,11 @@ def _elsewhere(paths: Sequence[Path], missing: Sequence[str]) -> str:
     unread = [d for d in (local, bundled_corpus()) if d is not None and d.resolve() not in read]
     for directory in unread:
         if set(missing) <= held_ids(directory).keys():
-            return f" ({_shown(directory)} holds it but was not read: --corpus {_shown(directory)})"
+            typed = _as_typed(directory)
+            return f" ({typed} holds it but was not read: --corpus {typed})"
     if local is not None and local in unread:
-        return f" ({_shown(local)}, this project's corpus, was not read: --corpus {_shown(local)})"
+        typed = _as_typed(local)
+        return f" ({typed}, this project's corpus, was not read: --corpus {typed})"
     return ""
 
 
@@ -208,65 +211,65 @@ def _probe(command: ChildCommand) -> Environment:
     key = probe_cache.key(command.python, command.env())
     answer = probe_cache.get(root, key) if key is not None else None
     if answer is not None:
-        return Environment.from_json(
-            {**answer, "interpreter": command.python, "mgradcheck": __version__}
-        )
-    with run_scratch() as scratch:  # private: other runs may be probing other interpreters
-        env = probe(command, scratch)
-    # Kept only if nothing changed while it ran (an install into the environment, say).
-    if key is not None and probe_cache.key(command.python, command.env()) == key:
-        probe_cache.put(root, key, env.to_json())
-    return env
+        env = Environment.from_json(answer)
+    else:
+        with run_scratch() as scratch:  # private: other runs may be probing other interpreters
+            env = probe(command, scratch)
+        # Kept only if nothing changed while it ran (an install into the environment, say).
+        if key is not None and probe_cache.key(command.python, command.env()) == key:
+            probe_cache.put(root, key, env.to_json())
+    # Stamped here, fresh or cached: the cache outlives an upgrade of mgradcheck.
+    return replace(env, interpreter=command.python, mgradcheck=__version__)
 
 
 Snapshots = Callable[[Report], None]
-# Runs something, telling ``on_result`` of each result as it finishes; returns them all
-# (those that did not finish marked not run) and the interrupt that stopped it, if any.
-Produce = Callable[
-    [Callable[[EntryResult], None]], tuple[Sequence[EntryResult], Interrupted | None]
-]
 
 
-def reported(
-    planned: int,
-    env: Environment,
-    produce: Produce,
-    meta: Mapping[str, Any] | None = None,
-    snapshots: Snapshots | None = None,
-) -> tuple[Report, Interrupted | None]:
-    """The report of ``produce``'s results (complete or partial), and any interrupt.
+class Reporter:
+    """The report of a run as its results come: partial ones handed to ``snapshots`` (before
+    the first result and as each one finishes), and the final one.
 
-    With ``snapshots``, a partial report is handed over before the first
-    result and each time one finishes, marked ``interrupted`` with
-    ``meta.partial``: read as the final word only if the run dies, and then
-    that is what it was. The caller writes the final report.
+    A partial report is marked ``interrupted`` with ``meta.partial``: read as the final
+    word only if the run dies, and then that is what it was.
     """
-    started = now()
-    info = {"argv": sys.argv[1:], "cwd": os.getcwd(), **(meta or {})}
 
-    def report(results: Sequence[EntryResult], interrupted: bool, **extra: Any) -> Report:
+    def __init__(
+        self,
+        planned: int,
+        env: Environment,
+        meta: Mapping[str, Any] | None = None,
+        snapshots: Snapshots | None = None,
+    ) -> None:
+        self.planned = planned
+        self.env = env
+        self.started = now()
+        self.meta = {"argv": sys.argv[1:], "cwd": os.getcwd(), **(meta or {})}
+        self.snapshots = snapshots
+        self.finished: list[EntryResult] = []
+        if snapshots is not None:
+            snapshots(self._report([], True, partial={"finished": 0, "planned": planned}))
+
+    def _report(self, results: Sequence[EntryResult], interrupted: bool, **extra: Any) -> Report:
         return Report(
             results=tuple(results),
-            environments=(env,),
-            started=started,
+            environments=(self.env,),
+            started=self.started,
             finished=now(),
             interrupted=interrupted,
             mgradcheck=__version__,
-            meta={**info, **extra},
+            meta={**self.meta, **extra},
         )
 
-    finished: list[EntryResult] = []
+    def add(self, result: EntryResult) -> None:
+        """One more result finished (the runner's ``on_result``)."""
+        self.finished.append(result)
+        if self.snapshots is not None:
+            partial = {"finished": len(self.finished), "planned": self.planned}
+            self.snapshots(self._report(self.finished, True, partial=partial))
 
-    def on_result(result: EntryResult) -> None:
-        finished.append(result)
-        if snapshots is not None:
-            partial = {"finished": len(finished), "planned": planned}
-            snapshots(report(finished, True, partial=partial))
-
-    if snapshots is not None:
-        snapshots(report([], True, partial={"finished": 0, "planned": planned}))
-    results, interrupted = produce(on_result)
-    return report(results, interrupted is not None), interrupted
+    def final(self, results: Sequence[EntryResult], interrupted: Interrupted | None) -> Report:
+        """The report of every result, those an interrupt kept from running marked not run."""
+        return self._report(results, interrupted is not None)
 
 
 def execute(
@@ -279,18 +282,12 @@ def execute(
     snapshots: Snapshots | None = None,
     on_start: Callable[[str, LiveChild], None] | None = None,
 ) -> tuple[Report, Interrupted | None]:
-    """Run the entries; return the report (complete or partial) and any interrupt (see
-    :func:`reported`). ``on_start`` is told of each child as it starts (``run --verbose``)."""
-    memory = replace(command, memory_limit=options.memory_limit)
-
-    def produce(
-        on_result: Callable[[EntryResult], None],
-    ) -> tuple[Sequence[EntryResult], Interrupted | None]:
-        runner = Runner(memory, env, options, progress, on_result=on_result, on_start=on_start)
-        outcome = runner.run(entries)
-        return outcome.results, outcome.interrupted
-
-    return reported(len(entries), env, produce, meta, snapshots)
+    """Run the entries; return the report (complete or partial: see :class:`Reporter`) and any
+    interrupt. ``on_start`` is told of each child as it starts (``run --verbose``)."""
+    reporter = Reporter(len(entries), env, meta, snapshots)
+    runner = Runner(command, env, options, progress, on_result=reporter.add, on_start=on_start)
+    outcome = runner.run(entries)
+    return reporter.final(outcome.results, outcome.interrupted), outcome.interrupted
 
 
 def exit_code(report: Report, interrupted: Interrupted | None = None) -> int:
@@ -299,4 +296,14 @@ def exit_code(report: Report, interrupted: Interrupted | None = None) -> int:
     return for_verdicts(r.standing for r in report.results)
 
 
-__all__ = ["ExitCode", "execute", "exit_code", "load_corpus", "load_selected", "prepare", "select"]
+__all__ = [
+    "ExitCode",
+    "Reporter",
+    "Snapshots",
+    "execute",
+    "exit_code",
+    "load_corpus",
+    "load_selected",
+    "prepare",
+    "select",
+]

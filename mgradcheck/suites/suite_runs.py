@@ -30,7 +30,7 @@ from mgradcheck.run.display import Progress, Silent
 from mgradcheck.run.observation import Environment, Observation, not_run
 from mgradcheck.run.results import EntryResult, Report
 from mgradcheck.run.runner import Runner
-from mgradcheck.run.stages import Snapshots, reported
+from mgradcheck.run.stages import Reporter, Snapshots
 from mgradcheck.suites.collect import SuiteTest
 
 DEFAULT_TIMEOUT = 120.0
@@ -182,14 +182,10 @@ def report_of(
     snapshots: Snapshots | None = None,
 ) -> tuple[Report, Interrupted | None]:
     """Run the tests into a report (partial ones handed to ``snapshots`` as they finish)."""
-
-    def produce(
-        on_result: Callable[[EntryResult], None],
-    ) -> tuple[Sequence[EntryResult], Interrupted | None]:
-        return run_tests(tests, command, env, options, progress, on_result)
-
     info = {"kind": "tests", "per_child": options.per_child, **(meta or {})}
-    return reported(len(tests), env, produce, info, snapshots)
+    reporter = Reporter(len(tests), env, info, snapshots)
+    results, interrupted = run_tests(tests, command, env, options, progress, reporter.add)
+    return reporter.final(results, interrupted), interrupted
 
 
 def store_runs(

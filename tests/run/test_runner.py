@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from mgradcheck import __version__
 from mgradcheck.corpus.loader import load
 from mgradcheck.outcomes import Outcome
+from mgradcheck.run import stages
 from mgradcheck.run.child_process import ChildCommand
 from mgradcheck.run.display import Silent
 from mgradcheck.run.results import EntryResult
@@ -201,7 +203,10 @@ def test_missing_interpreter_is_a_harness_error() -> None:
 def test_probe_reports_the_interpreter(tmp_path: Path) -> None:
     env = probe(ChildCommand(sys.executable), tmp_path)
     assert env.python == ".".join(map(str, sys.version_info[:3]))
-    assert env.interpreter == sys.executable
+    # Which interpreter it is, and this mgradcheck's version, the stage stamps, cached or not.
+    stamped = stages.prepare(sys.executable)[1]
+    assert (stamped.interpreter, stamped.mgradcheck) == (sys.executable, __version__)
+    assert stages.prepare(sys.executable)[1] == stamped
 
 
 def test_a_stream_keeps_a_bounded_window_of_a_large_stream() -> None:
