@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,7 +30,9 @@ class Checker:
             node = node[part]
         return node
 
-    def mapping(self, key: Key, allowed: set[str], required: Iterable[str] = ()) -> dict[str, Any]:
+    def mapping(
+        self, key: Key, allowed: Collection[str], required: Iterable[str] = ()
+    ) -> dict[str, Any]:
         value = self.get(key)
         if not isinstance(value, dict):
             self.error(key, f"expected a mapping, got {_kind(value)}")
