@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from mgradcheck import schemas
-from mgradcheck.corpus.entry_format import ENTRY, Definitions, Schema
+from mgradcheck.corpus.entry_format import ENTRY, Kind, Named, Schema
 
 PATH = Path(schemas.__file__).with_name(schemas.FILES["entry"])
 _HEAD: Schema = {
@@ -25,10 +26,23 @@ _HEAD: Schema = {
 
 
 def entry_schema() -> Schema:
-    definitions: Definitions = {}
-    head = ENTRY.schema(definitions)
+    definitions: dict[str, Schema] = {}
+    head: Schema = _resolved(ENTRY, definitions)
     body = {k: head.pop(k) for k in ("properties", *ENTRY.rules)}  # read after the definitions
     return _HEAD | head | {"definitions": dict(sorted(definitions.items()))} | body
+
+
+def _resolved(node: Any, definitions: dict[str, Schema]) -> Any:
+    """``node`` in JSON Schema's words alone; each shared kind goes once into ``definitions``."""
+    if isinstance(node, Named) and node.name not in definitions:
+        definitions[node.name] = _resolved(node.kind, definitions)
+    if isinstance(node, Kind):
+        return _resolved(node.schema(), definitions)
+    if isinstance(node, dict):
+        return {key: _resolved(value, definitions) for key, value in node.items()}
+    if isinstance(node, list):
+        return [_resolved(value, definitions) for value in node]
+    return node
 
 
 def text() -> str:

@@ -71,8 +71,8 @@ def _gradcheck_input(c: Checker, key: Key, item: Any) -> None:
         for j, size in enumerate(shape):
             if c.typed((*key, "shape", j), size, int, "a whole number") and not SIZE.holds(size):
                 c.error((*key, "shape", j), f"{size} is outside {SIZE.span()}")
-    if "dtype" in spec and spec["dtype"] not in DTYPE.values:
-        c.error((*key, "dtype"), f"{spec['dtype']!r} is not one of {', '.join(DTYPE.values)}")
+    if "dtype" in spec:
+        c.choice((*key, "dtype"), spec["dtype"], DTYPE.values)
     bounds = spec.get("range")
     if bounds is not None and c.typed((*key, "range"), bounds, list, "a list [low, high]"):
         numbers = len(bounds) == 2 and all(

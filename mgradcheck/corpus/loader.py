@@ -90,8 +90,8 @@ def _found_by(c: Checker) -> FoundBy | None:
     elif "date" in data:
         c.typed((*key, "date"), when, str, "a date (YYYY-MM-DD)")
     backend = data.get("backend")
-    if backend is not None and backend not in BACKENDS:
-        c.error((*key, "backend"), f"{backend!r} is not one of {', '.join(BACKENDS)}")
+    if backend is not None:
+        c.choice((*key, "backend"), backend, BACKENDS)
     case = c.text((*key, "case"), data.get("case"), optional=True)
     return FoundBy(tool, str(version or ""), str(when or ""), backend, case)
 
@@ -196,15 +196,8 @@ def _evidence(c: Checker) -> tuple[Evidence, ...]:
         if not item:
             continue
         c.version((*key, "mlx"), item.get("mlx"))
-        if item.get("backend") not in BACKENDS:
-            c.error(
-                (*key, "backend"), f"{item.get('backend')!r} is not one of {', '.join(BACKENDS)}"
-            )
-        outcomes = EVIDENCE_OUTCOME.values
-        if item.get("outcome") not in outcomes:
-            c.error(
-                (*key, "outcome"), f"{item.get('outcome')!r} is not one of {', '.join(outcomes)}"
-            )
+        c.choice((*key, "backend"), item.get("backend"), BACKENDS)
+        c.choice((*key, "outcome"), item.get("outcome"), EVIDENCE_OUTCOME.values)
         note = c.text((*key, "note"), item.get("note", ""), optional=True) if "note" in item else ""
         out.append(
             Evidence(
