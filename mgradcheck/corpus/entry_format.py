@@ -42,6 +42,7 @@ class Kind:
     """What a field holds, when the loader reads more of it than JSON Schema's words."""
 
     def schema(self) -> Schema:
+        """The kind in JSON Schema, which may hold other kinds (entry_schema resolves them)."""
         raise NotImplementedError
 
 
@@ -109,11 +110,11 @@ class Block(Kind):
         return head | {"properties": dict(self.fields)} | self.rules
 
 
-def nullable(kind: Kind | Schema) -> Schema:
+def _nullable(kind: Kind | Schema) -> Schema:
     return {"anyOf": [kind, {"type": "null"}]}
 
 
-def list_of(kind: Kind | Schema, **sizes: int) -> Schema:
+def _list_of(kind: Kind | Schema, **sizes: int) -> Schema:
     return {"type": "array", **sizes, "items": kind}
 
 
@@ -128,18 +129,18 @@ def _whole(pattern: str) -> str:
 
 # Kinds that several blocks, or the loader, name.
 TEXT = Named("text", _text())
-OPTIONAL_TEXT = Named("optionalText", nullable(TEXT))
+OPTIONAL_TEXT = Named("optionalText", _nullable(TEXT))
 LINK = Named("link", _text(_whole(LINK_RE.pattern)))
 VERSION = Named("version", _text(
     rf"^\s*{_PEP440}{_LOCAL}\s*$",
     description="A PEP 440 version, quoted (0.32.0 unquoted would be read as a number).",
 ))  # fmt: skip
-OPTIONAL_VERSION = Named("optionalVersion", nullable(VERSION))
+OPTIONAL_VERSION = Named("optionalVersion", _nullable(VERSION))
 PER_BACKEND = Named("perBackend", {"anyOf": [
     OPTIONAL_VERSION, Block(dict.fromkeys(BACKENDS, OPTIONAL_VERSION))
 ]})  # fmt: skip
 BACKEND = Named("backend", Choice(BACKENDS))
-BACKEND_LIST = Named("backends", list_of(Choice(BACKENDS)))
+BACKEND_LIST = Named("backends", _list_of(Choice(BACKENDS)))
 BUG_OUTCOME = Named("bugOutcome", Choice(tuple(o.label for o in Outcome.bug_outcomes())))
 EVIDENCE_OUTCOME = Choice(tuple(o.label for o in Outcome if o is not Outcome.NOT_RUN))
 DTYPE = Choice(gc.FLOATS + gc.INTEGERS)
@@ -159,11 +160,11 @@ NUMBERS = Named("numbers", {  # nested lists' being rectangular, only `validate`
               {"type": "array", "items": {"$ref": "#/definitions/numbers"}}],
 })  # fmt: skip
 
-UPSTREAM = Block({"report": nullable(LINK), "fix": nullable(LINK), "related": list_of(LINK)})
+UPSTREAM = Block({"report": _nullable(LINK), "fix": _nullable(LINK), "related": _list_of(LINK)})
 FOUND_BY = Block({
     "tool": TEXT, "mlx": OPTIONAL_VERSION,
     "date": _text(_whole("[0-9]{4}-[0-9]{2}-[0-9]{2}"), format="date"),
-    "backend": nullable(BACKEND), "case": OPTIONAL_TEXT,
+    "backend": _nullable(BACKEND), "case": OPTIONAL_TEXT,
 }, required=("tool", "mlx", "date"))  # fmt: skip
 CHANGE = Named("change", Block(
     {"commit": _text(f"^{COMMIT_HASH}$"), "pr": Number(1, integer=True)},
@@ -172,8 +173,8 @@ CHANGE = Named("change", Block(
     " pull request",
 ))  # fmt: skip
 BUG = Block({
-    "outcome": {"anyOf": [BUG_OUTCOME, list_of(BUG_OUTCOME)]},
-    "match": nullable(_text(format="regex")),
+    "outcome": {"anyOf": [BUG_OUTCOME, _list_of(BUG_OUTCOME)]},
+    "match": _nullable(_text(format="regex")),
     "affects": BACKEND_LIST, "fixed_in": PER_BACKEND, "introduced_in": PER_BACKEND,
     "reported_on": BACKEND_LIST, "fixed_by": CHANGE, "introduced_by": CHANGE,
 }, required=("outcome",))  # fmt: skip
@@ -185,8 +186,8 @@ REQUIRES = Block({
     "float64": FLAG,
 })  # fmt: skip
 GRADCHECK_INPUT = Named("gradcheckInput", Block({
-    "shape": nullable(list_of(SIZE)), "dtype": DTYPE,
-    "range": nullable(list_of(NUMBER, minItems=2, maxItems=2)),
+    "shape": _nullable(_list_of(SIZE)), "dtype": DTYPE,
+    "range": _nullable(_list_of(NUMBER, minItems=2, maxItems=2)),
     "value": NUMBERS, "fill": NUMBER, "const": FLAG,
 }, rules={
     "minProperties": 1,
@@ -194,8 +195,8 @@ GRADCHECK_INPUT = Named("gradcheckInput", Block({
                                                  {"required": ["range"]}]}}},
 }))  # fmt: skip
 GRADCHECK = Block({
-    "fn": TEXT, "inputs": list_of(GRADCHECK_INPUT, minItems=1),
-    "dtypes": list_of(FLOAT_DTYPE, minItems=1), "checks": list_of(CHECK, minItems=1),
+    "fn": TEXT, "inputs": _list_of(GRADCHECK_INPUT, minItems=1),
+    "dtypes": _list_of(FLOAT_DTYPE, minItems=1), "checks": _list_of(CHECK, minItems=1),
     "seed": SEED, "points": POINTS, "rtol": TOLERANCE, "atol": TOLERANCE,
 }, required=("fn", "inputs"))  # fmt: skip
 EVIDENCE = Block({
@@ -206,9 +207,9 @@ ENTRY = Block({
     "title": _text(r"^\s*\S[^\n]*\s*$", description="one line"),
     "summary": TEXT,
     "upstream": UPSTREAM,  # required unless found_by says the bug is not reported yet
-    "found_by": FOUND_BY, "origin": OPTIONAL_TEXT, "tags": list_of({"type": "string"}),
+    "found_by": FOUND_BY, "origin": OPTIONAL_TEXT, "tags": _list_of({"type": "string"}),
     "bug": BUG, "requires": REQUIRES, "timeout": TIMEOUT, "repeat": REPEAT,
-    "code": OPTIONAL_TEXT, "gradcheck": GRADCHECK, "evidence": list_of(EVIDENCE),
+    "code": OPTIONAL_TEXT, "gradcheck": GRADCHECK, "evidence": _list_of(EVIDENCE),
     "notes": OPTIONAL_TEXT,
 }, required=("id", "title", "summary", "bug"), rules={"allOf": [
     {"oneOf": [{"required": ["code"], "properties": {"code": {"type": "string"}}},
