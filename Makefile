@@ -16,7 +16,7 @@ LATEST := build/latest
 # Never fetch an interpreter: the project runs on the Python it is given.
 export UV_PYTHON_DOWNLOADS := never
 
-.PHONY: install run test test-fast test-build test-browser test-latest lock lock-upgrade lint type bench docs clean
+.PHONY: install run test test-fast test-build test-browser test-latest lock lock-upgrade lint type bench schema docs clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -82,6 +82,10 @@ type: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/run.py
+
+# The corpus entry's JSON Schema, written again from the loader's table (mgradcheck/corpus/entry_format.py).
+schema: $(STAMP)
+	$(BIN)/python -m mgradcheck.corpus.entry_schema
 
 # The manual (mkdocs.yml) into build/site; --strict: a broken link or anchor fails the build.
 # Its corpus page is made from corpus/ by docs/hooks/corpus_page.py at every build.

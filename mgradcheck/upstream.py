@@ -10,12 +10,12 @@ import re
 
 REPOSITORY_URL = "https://github.com/ml-explore/mlx"
 # Hex of at least 7 digits is a commit, never a release: no MLX version looks like that.
-_HASH = r"[0-9a-f]{7,40}"
+COMMIT_HASH = r"[0-9a-f]{7,40}"
 
 
 def is_commit(text: str) -> bool:
     """Whether ``text`` names a commit by its hash (a ``--mlx`` value, ``bug.fixed_by``)."""
-    return re.fullmatch(_HASH, text) is not None
+    return re.fullmatch(COMMIT_HASH, text) is not None
 
 
 def commit_url(sha: str) -> str:
@@ -27,4 +27,4 @@ def short(sha: str) -> str:
     return sha[:9]
 
 
-__all__ = ["REPOSITORY_URL", "commit_url", "is_commit", "short"]
+__all__ = ["COMMIT_HASH", "REPOSITORY_URL", "commit_url", "is_commit", "short"]

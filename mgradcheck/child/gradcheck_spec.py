@@ -20,8 +20,6 @@ DEFAULT_CHECKS = CHECKS[:6]
 FIRST_ORDER = CHECKS[:4]
 # The checks that build compiled kernels (one C++ build per new graph on the CPU).
 COMPILED = ("compile", "views", "specials", "shapeless", "compose")
-SPEC_KEYS = ("fn", "inputs", "dtypes", "seed", "checks", "rtol", "atol", "points")
-INPUT_KEYS = ("shape", "dtype", "range", "value", "fill", "const")
 # MLX's explicit refusals: an operation, or a transform of it, that this MLX does
 # not implement (or not for these arguments), or declines by design. A refusal is
 # listed as unsupported, never reported as a bug.

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,7 +30,9 @@ class Checker:
             node = node[part]
         return node
 
-    def mapping(self, key: Key, allowed: set[str], required: Iterable[str] = ()) -> dict[str, Any]:
+    def mapping(
+        self, key: Key, allowed: Collection[str], required: Iterable[str] = ()
+    ) -> dict[str, Any]:
         value = self.get(key)
         if not isinstance(value, dict):
             self.error(key, f"expected a mapping, got {_kind(value)}")
@@ -68,19 +70,19 @@ class Checker:
         for i, item in enumerate(value):
             if not self.typed((*key, i), item, str, "a string"):
                 continue
-            if choices is not None and item not in choices:
-                self.error((*key, i), f"{item!r} is not one of {', '.join(choices)}")
-                continue
-            out.append(item)
+            if choices is None or self.choice((*key, i), item, choices):
+                out.append(item)
         return tuple(out)
+
+    def choice(self, key: Key, value: Any, choices: Sequence[str]) -> bool:
+        if value not in choices:
+            self.error(key, f"{value!r} is not one of {', '.join(choices)}")
+        return value in choices
 
     def one_or_more(self, key: Key, value: Any, choices: Sequence[str]) -> tuple[str, ...]:
         """A string, or a list of them: a string's error names the field, not an item of a list."""
         if isinstance(value, str):
-            if value in choices:
-                return (value,)
-            self.error(key, f"{value!r} is not one of {', '.join(choices)}")
-            return ()
+            return (value,) if self.choice(key, value, choices) else ()
         if not self.typed(key, value, list, "a string or a list of strings"):
             return ()
         return self.strings(key, value, choices)

@@ -1,14 +1,24 @@
 """Validating a declarative ``gradcheck:`` block (format: docs/gradcheck.md) without running it.
 
-Its vocabulary comes from :mod:`mgradcheck.child.gradcheck_spec`, which the
-child reads too, so the loader and the checker cannot disagree on a key.
+Its keys, ranges and vocabulary come from the format's table
+(:mod:`mgradcheck.corpus.entry_format`), whose dtypes and checks are those of
+:mod:`mgradcheck.child.gradcheck_spec`, which the child reads too.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from mgradcheck.child import gradcheck_spec as gc
+from mgradcheck.corpus.entry_format import (
+    CHECK,
+    DTYPE,
+    FLOAT_DTYPE,
+    GRADCHECK,
+    GRADCHECK_INPUT,
+    POINTS,
+    SEED,
+    SIZE,
+)
 from mgradcheck.corpus.fields import Checker, Key
 
 __all__ = ["check_gradcheck"]
@@ -17,7 +27,7 @@ __all__ = ["check_gradcheck"]
 def check_gradcheck(c: Checker) -> dict[str, Any]:
     """Validate a declarative ``gradcheck:`` block (format: docs/gradcheck.md)."""
     key: Key = ("gradcheck",)
-    data = c.mapping(key, set(gc.SPEC_KEYS), required=("fn", "inputs"))
+    data = c.mapping(key, GRADCHECK.fields, GRADCHECK.required)
     fn = c.text((*key, "fn"), data["fn"]) if "fn" in data else None
     if fn:
         try:
@@ -30,16 +40,16 @@ def check_gradcheck(c: Checker) -> dict[str, Any]:
     for i, item in enumerate(inputs if isinstance(inputs, list) else []):
         _gradcheck_input(c, (*key, "inputs", i), item)
     for name, choices, what in (
-        ("dtypes", gc.FLOATS, "floating dtype"),
-        ("checks", gc.CHECKS, "check"),
+        ("dtypes", FLOAT_DTYPE.values, "floating dtype"),
+        ("checks", CHECK.values, "check"),
     ):
         value = data.get(name)
         if name in data and not c.strings((*key, name), value, choices) and value == []:
             c.error((*key, name), f"must name at least one {what}")
-    for name, low, high in (("seed", 0, 2**32 - 1), ("points", 1, 100)):
-        value = data.get(name, low)
-        if c.typed((*key, name), value, int, "a whole number") and not low <= value <= high:
-            c.error((*key, name), f"{value} is outside {low}..{high}")
+    for name, number in (("seed", SEED), ("points", POINTS)):
+        value = data.get(name, int(number.low))
+        if c.typed((*key, name), value, int, "a whole number") and not number.holds(value):
+            c.error((*key, name), f"{value} is outside {number.span()}")
     for name in ("rtol", "atol"):
         if (
             name in data
@@ -51,7 +61,7 @@ def check_gradcheck(c: Checker) -> dict[str, Any]:
 
 
 def _gradcheck_input(c: Checker, key: Key, item: Any) -> None:
-    spec = c.mapping(key, set(gc.INPUT_KEYS))
+    spec = c.mapping(key, GRADCHECK_INPUT.kind.fields)
     if not spec:
         if isinstance(item, dict):
             c.error(key, "empty input spec: give a shape, a value or a fill")
@@ -59,12 +69,10 @@ def _gradcheck_input(c: Checker, key: Key, item: Any) -> None:
     shape = spec.get("shape")
     if shape is not None and c.typed((*key, "shape"), shape, list, "a list of sizes"):
         for j, size in enumerate(shape):
-            if c.typed((*key, "shape", j), size, int, "a whole number") and not 0 <= size <= 4096:
-                c.error((*key, "shape", j), f"{size} is outside 0..4096")
-    if "dtype" in spec and spec["dtype"] not in gc.FLOATS + gc.INTEGERS:
-        c.error(
-            (*key, "dtype"), f"{spec['dtype']!r} is not one of {', '.join(gc.FLOATS + gc.INTEGERS)}"
-        )
+            if c.typed((*key, "shape", j), size, int, "a whole number") and not SIZE.holds(size):
+                c.error((*key, "shape", j), f"{size} is outside {SIZE.span()}")
+    if "dtype" in spec:
+        c.choice((*key, "dtype"), spec["dtype"], DTYPE.values)
     bounds = spec.get("range")
     if bounds is not None and c.typed((*key, "range"), bounds, list, "a list [low, high]"):
         numbers = len(bounds) == 2 and all(

@@ -31,6 +31,22 @@ from mgradcheck.corpus.entry import (
     Requirements,
     Upstream,
 )
+from mgradcheck.corpus.entry_format import (
+    BUG,
+    BUG_OUTCOME,
+    CHANGE,
+    ENTRY,
+    EVIDENCE,
+    EVIDENCE_OUTCOME,
+    FOUND_BY,
+    ID_RE,
+    LINK_RE,
+    REPEAT,
+    REQUIRES,
+    TIMEOUT,
+    UPSTREAM,
+    Number,
+)
 from mgradcheck.corpus.fields import Checker, Key
 from mgradcheck.corpus.files import corpus_names
 from mgradcheck.corpus.gradcheck_block import check_gradcheck
@@ -40,33 +56,6 @@ from mgradcheck.errors import CorpusError
 from mgradcheck.outcomes import Outcome
 from mgradcheck.upstream import is_commit
 
-# Matched whole (fullmatch): with match, "$" would let an id end in a newline.
-ID_RE = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
-LINK_RE = re.compile(r"https://\S+")
-TOP_KEYS = {
-    "id", "title", "summary", "upstream", "origin", "tags", "bug", "requires",
-    "timeout", "repeat", "code", "gradcheck", "evidence", "notes", "found_by",
-}  # fmt: skip
-REQUIRED = ("id", "title", "summary", "bug")  # and upstream, unless found_by says it is unreported
-UPSTREAM_KEYS = {"report", "fix", "related"}
-BUG_KEYS = {
-    "outcome",
-    "match",
-    "affects",
-    "fixed_in",
-    "introduced_in",
-    "reported_on",
-    "fixed_by",
-    "introduced_by",
-}
-CHANGE_KEYS = {"commit", "pr"}
-REQUIRES_KEYS = {"backends", "mlx", "float64"}
-EVIDENCE_KEYS = {"mlx", "backend", "outcome", "note"}
-FOUND_BY_KEYS = {"tool", "mlx", "backend", "date", "case"}
-# Listed once, not at each file: iterating an Enum is slow enough to show in a large corpus.
-BUG_OUTCOMES = tuple(o.label for o in Outcome.bug_outcomes())
-EVIDENCE_OUTCOMES = tuple(o.label for o in Outcome if o is not Outcome.NOT_RUN)
-
 
 def _upstream(c: Checker, unreported: bool) -> Upstream:
     """The upstream links; ``report`` may be missing only for a bug found here (``found_by``)."""
@@ -74,7 +63,7 @@ def _upstream(c: Checker, unreported: bool) -> Upstream:
         if not unreported:
             c.error((), "missing required key 'upstream' (or 'found_by' for an unreported bug)")
         return Upstream(None)
-    data = c.mapping(("upstream",), UPSTREAM_KEYS, required=() if unreported else ("report",))
+    data = c.mapping(("upstream",), UPSTREAM.fields, required=() if unreported else ("report",))
     for name in ("report", "fix"):
         if name in data and c.text(("upstream", name), data[name], optional=True):
             _check_url(c, ("upstream", name), data[name])
@@ -89,7 +78,7 @@ def _found_by(c: Checker) -> FoundBy | None:
     if "found_by" not in c.doc.data:
         return None
     key: Key = ("found_by",)
-    data = c.mapping(key, FOUND_BY_KEYS, required=("tool", "mlx", "date"))
+    data = c.mapping(key, FOUND_BY.fields, FOUND_BY.required)
     tool = c.text((*key, "tool"), data.get("tool", "x")) or ""
     version = c.version((*key, "mlx"), data.get("mlx"))
     when = data.get("date")
@@ -101,8 +90,8 @@ def _found_by(c: Checker) -> FoundBy | None:
     elif "date" in data:
         c.typed((*key, "date"), when, str, "a date (YYYY-MM-DD)")
     backend = data.get("backend")
-    if backend is not None and backend not in BACKENDS:
-        c.error((*key, "backend"), f"{backend!r} is not one of {', '.join(BACKENDS)}")
+    if backend is not None:
+        c.choice((*key, "backend"), backend, BACKENDS)
     case = c.text((*key, "case"), data.get("case"), optional=True)
     return FoundBy(tool, str(version or ""), str(when or ""), backend, case)
 
@@ -113,8 +102,8 @@ def _check_url(c: Checker, key: Key, value: str) -> None:
 
 
 def _bug(c: Checker, warnings: list[SourceError] | None) -> Bug:
-    data = c.mapping(("bug",), BUG_KEYS, required=("outcome",))
-    labels = c.one_or_more(("bug", "outcome"), data.get("outcome", "fail"), BUG_OUTCOMES)
+    data = c.mapping(("bug",), BUG.fields, BUG.required)
+    labels = c.one_or_more(("bug", "outcome"), data.get("outcome", "fail"), BUG_OUTCOME.kind.values)
     outcomes = tuple(Outcome.from_label(label) for label in labels) or (Outcome.FAIL,)
     match = c.text(("bug", "match"), data.get("match"), optional=True)
     worries: list[str | None] = []
@@ -158,7 +147,7 @@ def _change(
     if name not in data:
         return None
     key: Key = ("bug", name)
-    fields = c.mapping(key, CHANGE_KEYS, required=("commit",))
+    fields = c.mapping(key, CHANGE.kind.fields, CHANGE.kind.required)
     commit = fields.get("commit")
     if commit is None:
         return None  # said by the mapping's check
@@ -179,7 +168,7 @@ def _change(
 def _requires(c: Checker) -> Requirements:
     if "requires" not in c.doc.data:
         return Requirements()
-    data = c.mapping(("requires",), REQUIRES_KEYS)
+    data = c.mapping(("requires",), REQUIRES.fields)
     backends = None
     if "backends" in data:
         backends = c.strings(("requires", "backends"), data["backends"], BACKENDS)
@@ -203,19 +192,12 @@ def _evidence(c: Checker) -> tuple[Evidence, ...]:
     out = []
     for i in range(len(value)):
         key: Key = ("evidence", i)
-        item = c.mapping(key, EVIDENCE_KEYS, required=("mlx", "backend", "outcome"))
+        item = c.mapping(key, EVIDENCE.fields, EVIDENCE.required)
         if not item:
             continue
         c.version((*key, "mlx"), item.get("mlx"))
-        if item.get("backend") not in BACKENDS:
-            c.error(
-                (*key, "backend"), f"{item.get('backend')!r} is not one of {', '.join(BACKENDS)}"
-            )
-        if item.get("outcome") not in EVIDENCE_OUTCOMES:
-            c.error(
-                (*key, "outcome"),
-                f"{item.get('outcome')!r} is not one of {', '.join(EVIDENCE_OUTCOMES)}",
-            )
+        c.choice((*key, "backend"), item.get("backend"), BACKENDS)
+        c.choice((*key, "outcome"), item.get("outcome"), EVIDENCE_OUTCOME.values)
         note = c.text((*key, "note"), item.get("note", ""), optional=True) if "note" in item else ""
         out.append(
             Evidence(
@@ -225,13 +207,13 @@ def _evidence(c: Checker) -> tuple[Evidence, ...]:
     return tuple(out)
 
 
-def _number(c: Checker, key: str, default: float, *, integer: bool, low: float, high: float) -> Any:
+def _number(c: Checker, key: str, default: float, number: Number) -> Any:
     value = c.doc.data.get(key, default)
-    kind: tuple[type, ...] = (int,) if integer else (int, float)
-    if not c.typed((key,), value, kind, "a whole number" if integer else "a number"):
+    kind: tuple[type, ...] = (int,) if number.integer else (int, float)
+    if not c.typed((key,), value, kind, "a whole number" if number.integer else "a number"):
         return default
-    if not low <= value <= high:
-        c.error((key,), f"{value} is outside {low:g}..{high:g}")
+    if not number.holds(value):
+        c.error((key,), f"{value} is outside {number.span()}")
         return default
     return value
 
@@ -243,7 +225,7 @@ def check_document(
     c = Checker(doc, problems)
     before = len(problems)
     problems.extend(doc.problems)
-    data = c.mapping((), TOP_KEYS, required=REQUIRED)
+    data = c.mapping((), ENTRY.fields, ENTRY.required)
     if not data and not isinstance(doc.data, dict):
         return None
     entry_id = c.text(("id",), data.get("id", "x")) or ""
@@ -266,8 +248,8 @@ def check_document(
     origin = c.text(("origin",), data.get("origin"), optional=True)
     tags = c.strings(("tags",), data.get("tags", []))
     requires = _requires(c)
-    timeout = _number(c, "timeout", 60.0, integer=False, low=0.1, high=86400)
-    repeat = _number(c, "repeat", 1, integer=True, low=1, high=10_000)
+    timeout = _number(c, "timeout", 60.0, TIMEOUT)
+    repeat = _number(c, "repeat", 1, REPEAT)
     code = c.text(("code",), data.get("code"), optional=True)
     gradcheck = None
     if "gradcheck" in data:
@@ -386,7 +368,8 @@ def _checker() -> str | None:
 # The modules whose code decides whether a file is a valid entry (all imported by this one).
 _CHECKING = (
     __name__, "mgradcheck.corpus", "mgradcheck.corpus.document", "mgradcheck.corpus.entry",
-    "mgradcheck.corpus.fields", "mgradcheck.corpus.gradcheck_block", "mgradcheck.corpus.patterns",
+    "mgradcheck.corpus.entry_format", "mgradcheck.corpus.fields",
+    "mgradcheck.corpus.gradcheck_block", "mgradcheck.corpus.patterns",
     "mgradcheck.child.gradcheck_spec", "mgradcheck.outcomes", "mgradcheck.upstream",
     "packaging.version",
 )  # fmt: skip

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from mgradcheck.corpus.loader import ID_RE, LINK_RE
+from mgradcheck.corpus.entry_format import ID_RE, LINK_RE
 from mgradcheck.errors import UsageError
 from mgradcheck.pysource import decoded
 

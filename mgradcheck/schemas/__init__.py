@@ -2,7 +2,8 @@
 as JSON for consumers: the report, ``list --json`` and ``show --json``.
 
 Plain files in the package, read here and by ``mgradcheck schema``; the tests
-hold each to what the code accepts and writes.
+hold each to what the code accepts and writes. The entry's is generated from the
+loader's table (mgradcheck/corpus/entry_format.py) by ``make schema``.
 """
 
 from __future__ import annotations
