@@ -1,11 +1,7 @@
-"""The backends ``--backend`` installs, one row each, and everything that varies with them.
+"""The backends ``--backend`` installs, one row each: a new backend is a new row here.
 
-A backend's name is what ``--backend`` takes and what an environment is built
-for (``cuda13``); its family is what MLX runs on and what the corpus names
-(``cuda``): every CUDA build is ``cuda`` to the corpus. A new backend is a new
-row here; the options, the corpus loader, the index, the environments and the
-builds read it. The child tells which family it runs on by asking MLX
-(``mgradcheck.child.bootstrap``), without this table: it imports nothing of ours.
+Its name is what ``--backend`` takes (``cuda13``); its family is what MLX runs on and what the
+corpus names (``cuda``). The child asks MLX which family it runs on, without this table.
 """
 
 from __future__ import annotations
@@ -18,17 +14,12 @@ from dataclasses import dataclass
 class Backend:
     name: str
     family: str
-    # On Linux MLX installs as mlx[extra], which brings the package holding the backend; one of
-    # the companions must exist at a release's version for it to run there. None: plain mlx.
-    extra: str | None = None
-    companions: tuple[str, ...] = ()
+    extra: str | None = None  # Linux installs mlx[extra]; None: plain mlx
+    companions: tuple[str, ...] = ()  # what mlx[extra] brings: one must exist at the release
     cmake: tuple[str, ...] = ()  # what a build from one commit passes to CMake
-    # The CUDA major version the build links against: the NVIDIA driver must support it.
-    cuda: int | None = None
+    cuda: int | None = None  # the CUDA major version it links against: the driver must have it
     default_on: str | None = None  # the system (platform.system()) where --backend defaults to it
-    # Linux mlx wheels from before the companions were split out (mlx-cpu first appears with
-    # 0.26.5) held this backend themselves, as self-built wheels may.
-    bundled: bool = False
+    bundled: bool = False  # held by Linux mlx wheels from before mlx-cpu (0.26.5), as self-built
 
 
 _CPU = ("-DMLX_BUILD_METAL=OFF", "-DMLX_BUILD_CUDA=OFF")

@@ -55,10 +55,9 @@ def backend_here() -> str:
 
     def installed(name: str) -> bool:
         try:
-            metadata.version(name)
+            return bool(metadata.version(name))
         except metadata.PackageNotFoundError:
             return False
-        return True
 
     return installed_family(platform.system(), installed)
 
