@@ -19,7 +19,7 @@ class Backend:
     cmake: tuple[str, ...] = ()  # what a build from one commit passes to CMake
     cuda: int | None = None  # the CUDA major version it links against: the driver must have it
     default_on: str | None = None  # the system (platform.system()) where --backend defaults to it
-    bundled: bool = False  # held by Linux mlx wheels from before mlx-cpu (0.26.5), as self-built
+    bundled: bool = False  # inside Linux mlx wheels before mlx-cpu (0.26.5), and self-built ones
 
 
 _CPU = ("-DMLX_BUILD_METAL=OFF", "-DMLX_BUILD_CUDA=OFF")
