@@ -261,12 +261,6 @@ _RELEASE_KEYS = ("index_url", "find_links", "no_index", "backend", "installer", 
                  "retry_failed", "with")  # fmt: skip
 _BUILD_KEYS = ("mlx_repo", "mlx_deps", "build_jobs")
 _EXTRAS = [f"mlx[{BY_NAME[name].extra}]" for name in NAMES if BY_NAME[name].extra]
-_PLAIN = ", ".join(name for name in NAMES if not BY_NAME[name].extra)
-_BACKEND_HELP = (
-    f"Backend to install for: {', '.join(_EXTRAS[:-1])} or {_EXTRAS[-1]} on Linux (a CUDA build "
-    f"checks the NVIDIA driver first), plain mlx ({_PLAIN}) on macOS. "
-    "Default: metal on macOS, cpu elsewhere."
-)
 
 
 def release_options(func: F) -> F:
@@ -313,7 +307,9 @@ def release_options(func: F) -> F:
         click.option(
             "--backend",
             type=click.Choice(NAMES),
-            help=_BACKEND_HELP,
+            help=f"Backend to install for: {', '.join(_EXTRAS[:-1])} or {_EXTRAS[-1]} on Linux "
+            "(a CUDA build checks the NVIDIA driver first), plain mlx (metal) on macOS. "
+            "Default: metal on macOS, cpu elsewhere.",
         ),
         click.option(
             "--installer",
