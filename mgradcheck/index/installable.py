@@ -24,6 +24,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.tags import Tag, sys_tags
 from packaging.version import InvalidVersion, Version
 
+from mgradcheck import backends
 from mgradcheck.errors import ReleaseError
 from mgradcheck.index.pages import WheelFile, fetch_project, redact, wheels_in
 from mgradcheck.index.urls import check_index_url as check_index_url  # read from here too
@@ -32,14 +33,6 @@ DEFAULT_INDEX = "https://pypi.org/simple"
 # Checked in this order; an explicit --index-url beats them all.
 INDEX_VARIABLES = ("UV_DEFAULT_INDEX", "UV_INDEX_URL", "PIP_INDEX_URL")
 NO_INDEX_VARIABLES = ("UV_NO_INDEX", "PIP_NO_INDEX")
-# What each --backend installs (the extra of mlx) and the package that holds that backend:
-# mlx[cuda] was mlx-cuda up to 0.30.0 and is mlx-cuda-12 since; [cuda12]/[cuda13] are explicit.
-COMPANIONS = {
-    "cpu": ("mlx-cpu",),
-    "cuda": ("mlx-cuda", "mlx-cuda-12"),
-    "cuda12": ("mlx-cuda-12",),
-    "cuda13": ("mlx-cuda-13",),
-}
 _UNSAFE_VERSION = re.compile(r"[\s/\\]")
 # Real versions are short; a long one would only make environment names too long for the file system.
 MAX_VERSION = 64
@@ -149,7 +142,7 @@ class Target:
     def current(cls, backend: str | None = None) -> Target:
         system = platform.system()
         return cls(
-            backend=backend or default_backend(system),
+            backend=backend or backends.default(system),
             system=system,
             platform=f"{sys.platform}-{platform.machine()}",
             python=f"{sys.version_info.major}.{sys.version_info.minor}",
@@ -161,24 +154,20 @@ class Target:
     @property
     def companions(self) -> tuple[str, ...]:
         """Packages that must exist at the same version for a release to run on this backend."""
-        return COMPANIONS.get(self.backend, ()) if self.system == "Linux" else ()
+        return backends.BY_NAME[self.backend].companions if self.system == "Linux" else ()
 
     @property
     def device(self) -> str:
         """The backend MLX runs on (a corpus entry's backend): every CUDA build is ``cuda``."""
-        return "cuda" if self.backend.startswith("cuda") else self.backend
+        return backends.family(self.backend)
 
     def requirement(self, version: Version) -> str:
         """``mlx[cpu]`` on Linux CPU, ``mlx[cuda13]`` etc. with CUDA, plain ``mlx`` on macOS."""
-        extra = f"[{self.backend}]" if self.companions else ""
+        extra = f"[{backends.BY_NAME[self.backend].extra}]" if self.companions else ""
         return f"mlx{extra}=={version}"
 
     def describe(self) -> str:
         return f"{self.backend} on {self.platform}, Python {self.python}"
-
-
-def default_backend(system: str) -> str:
-    return "metal" if system == "Darwin" else "cpu"
 
 
 @dataclass(frozen=True)
@@ -279,11 +268,10 @@ def select_releases(
         for project in target.companions:
             for version, was_yanked in _installable(files.get(project, ()), target).items():
                 companion[version] = companion.get(version, True) and was_yanked
-        # Before the backends were split out of it (mlx-cpu first appears with 0.26.5), the
-        # Linux mlx wheel carried its own CPU backend, as self-built wheels may; those releases
-        # need no companion (installing them with the [cpu] extra only warns).
+        # Releases from before the split need no companion where the mlx wheel held the
+        # backend itself (installing them with the [cpu] extra only warns).
         split = min(companion, default=None)
-        bundled = target.backend == "cpu"
+        bundled = backends.BY_NAME[target.backend].bundled
         mlx = {
             v: y or companion.get(v, False)
             for v, y in mlx.items()

@@ -21,6 +21,7 @@ from typing import Any
 from packaging.version import InvalidVersion, Version
 
 from mgradcheck import __version__
+from mgradcheck.backends import family
 from mgradcheck.corpus.entry import Entry
 from mgradcheck.releases.regress import Judged, RegressOn, State, recorded
 from mgradcheck.releases.release_matrix import SCHEMA, SCHEMA_VERSION, Flip, Matrix
@@ -75,8 +76,7 @@ def _recorded(matrix: Matrix, entry: Runnable, flip: Flip) -> str:
     """The corpus's record of this flip, as a note after it: the fix or the introduction."""
     if matrix.regress_on is not RegressOn.SIGNATURE or not isinstance(entry, Entry):
         return ""
-    device = "cuda" if matrix.backend.startswith("cuda") else matrix.backend
-    found = recorded(entry, device, flip.now is State.GOOD, flip.before, flip.after)
+    found = recorded(entry, family(matrix.backend), flip.now is State.GOOD, flip.before, flip.after)
     if found is None:
         return ""
     change = entry.bug.fixed_by if flip.now is State.GOOD else entry.bug.introduced_by

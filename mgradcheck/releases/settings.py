@@ -14,12 +14,13 @@ from pathlib import Path
 
 from packaging.version import Version
 
+from mgradcheck import backends
 from mgradcheck.builds import sources
 from mgradcheck.builds.builder import BuildOptions, default_jobs
 from mgradcheck.builds.wheels import Built
 from mgradcheck.corpus.entry import Entry
 from mgradcheck.envs.venvs import EnvSpec, Installer, default_installer, find_uv, rebuilding
-from mgradcheck.index.installable import Source, Target, default_backend
+from mgradcheck.index.installable import Source, Target
 from mgradcheck.releases.store import ProbeKey, ResultsStore, Runnable
 
 
@@ -80,7 +81,7 @@ class Settings:
     def cli_args(self) -> list[str]:
         """Options that make another mgradcheck command use the same releases."""
         args = self.source.cli_args()
-        if self.target.backend != default_backend(self.target.system):
+        if self.target.backend != backends.default(self.target.system):
             args += ["--backend", self.target.backend]
         return args + [arg for extra in self.extras for arg in ("--with", extra)]
 

@@ -12,7 +12,7 @@ import textwrap
 from collections.abc import Sequence
 from typing import Any
 
-from mgradcheck.corpus import corpus_backend
+from mgradcheck.backends import family
 from mgradcheck.corpus.entry import Entry
 from mgradcheck.run.display import printable
 
@@ -25,7 +25,7 @@ INDENT = "    "
 def expectation(entry: Entry, backend: str) -> str:
     """``fixed in 0.32.0``, ``open, unreported``: what the corpus expects on ``backend``."""
     unreported = ", unreported" if entry.upstream.report is None and entry.bug.affects else ""
-    return entry.bug.expectation(corpus_backend(backend)) + unreported
+    return entry.bug.expectation(family(backend)) + unreported
 
 
 def _wrap(text: str, width: int) -> list[str]:
@@ -64,7 +64,7 @@ def to_json(entries: Sequence[Entry], backend: str) -> dict[str, Any]:
             {
                 "id": e.id,
                 "title": e.title,
-                "expectation": e.bug.expectation(corpus_backend(backend)),
+                "expectation": e.bug.expectation(family(backend)),
                 "report": e.upstream.report,
                 "tags": list(e.tags),
                 "path": e.path,

@@ -33,6 +33,7 @@ from typing import Any
 from packaging.version import Version
 
 from mgradcheck.atomic import write_text
+from mgradcheck.backends import family
 from mgradcheck.corpus.dump import dump
 from mgradcheck.corpus.loader import load
 from mgradcheck.errors import CorpusError, UsageError
@@ -142,7 +143,7 @@ def entry_data(
     if comment:
         summary.append(f"The test says: {' '.join(comment.split())}")
     summary.append("Draft: rewrite this summary in our words before adding it to the corpus.")
-    backend = matrix.backend
+    backend = family(matrix.backend)  # the corpus names cuda13 cuda
     bug: dict[str, Any] = {
         "outcome": outcomes[0] if len(outcomes) == 1 else outcomes,
         "affects": [backend],
@@ -286,7 +287,7 @@ def _one(
                 f"not harvested: {test.id}: as an entry it is {judged.state.label} on {version} "
                 f"({judged.outcome}: {judged.reason}) where the test is {wanted.label} ({test_outcome})"
             )
-    data["evidence"] = _evidence(seen, matrix.backend)
+    data["evidence"] = _evidence(seen, family(matrix.backend))
     text = header + dump(data)
     write_text(draft, text)
     load([draft])  # still valid with its evidence

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -161,3 +162,17 @@ def test_an_mlx_test_cites_the_pull_request_that_added_it(
     path.write_text(dump(data))
     (entry,) = load([path])
     assert entry.upstream.report == data["upstream"]["report"]
+
+
+def test_a_cuda_build_is_cuda_to_the_corpus(tmp_path: Path) -> None:
+    test = next(t for t in suite() if t.id == FIXED)
+    grid = dataclasses.replace(hand_made("bg", test.id), backend="cuda13")
+    past = harvesting.history(grid, test.id)
+    assert past is not None
+    data = harvesting.entry_data(test, "assert_true(1 + 1 == 2, 'sum')\n", "", past, grid, None)
+    assert data["bug"]["affects"] == ["cuda"] and data["found_by"]["backend"] == "cuda"
+    assert "on cuda13." in data["summary"]
+    path = tmp_path / "entry.yaml"
+    path.write_text(dump(data))
+    (entry,) = load([path])
+    assert entry.bug.affects == ("cuda",)
