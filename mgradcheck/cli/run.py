@@ -16,7 +16,6 @@ from mgradcheck.cli.options import (
     IDS_ARGUMENT,
     TAG_OPTION,
     jobs_option,
-    json_option,
     report_options,
 )
 from mgradcheck.cli.release_options import interpreter_options, release_options
@@ -54,8 +53,7 @@ if TYPE_CHECKING:
 @interpreter_options("Run")
 @release_options
 @click.option("--max-memory", type=click.IntRange(1), help="Address-space limit per child, in MiB.")
-@json_option()
-@report_options
+@report_options()
 @shard_options("entries")
 @click.option(
     "-q",
@@ -82,10 +80,7 @@ def run(
     mlx_version: Mlx | None,
     settings: Settings | None,
     max_memory: int | None,
-    json_path: Path | None,
-    junit_path: Path | None,
-    summary_path: Path | None,
-    badge_path: Path | None,
+    reports: Mapping[str, Path | None],
     shard: Shard | None,
     durations_path: Path | None,
     quiet: bool,
@@ -112,7 +107,7 @@ def run(
     part = take(shard, durations_path, selection)
     if part is not None:
         entries = [e for e in entries if e.id in part.units]
-    outputs = report_outputs(json_path, junit_path, summary_path, badge_path)
+    outputs = report_outputs(**reports)
     meta = part.meta if part is not None else {}
     options = RunOptions(
         jobs=jobs,

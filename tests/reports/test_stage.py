@@ -15,7 +15,7 @@ from mgradcheck.errors import Interrupted, UsageError
 from mgradcheck.exitcodes import ExitCode
 from mgradcheck.outcomes import Verdict
 from mgradcheck.reports import json_report
-from mgradcheck.reports.outputs import Outputs
+from mgradcheck.reports.outputs import report_outputs
 from mgradcheck.reports.stage import Produce, run_and_report
 from mgradcheck.run import stages
 from mgradcheck.run.child_process import ChildCommand
@@ -72,7 +72,7 @@ class Recorder:
 
 
 def test_a_finished_run_writes_every_output_and_exits_by_its_verdicts(tmp_path: Path) -> None:
-    outputs = Outputs(json=tmp_path / "r.json", junit=tmp_path / "r.xml")
+    outputs = report_outputs(json=tmp_path / "r.json", junit=tmp_path / "r.xml")
     seen = Recorder()
     results = [result("a"), result("b", Verdict.REGRESSED)]
     code = run_and_report(outputs, [], target, producing(results), seen.say, seen.keep, seen.show)
@@ -89,7 +89,7 @@ def test_a_finished_run_writes_every_output_and_exits_by_its_verdicts(tmp_path: 
 def test_an_interrupted_run_reports_what_finished_and_exits_by_the_signal(
     tmp_path: Path,
 ) -> None:
-    outputs = Outputs(json=tmp_path / "r.json")
+    outputs = report_outputs(json=tmp_path / "r.json")
     seen = Recorder()
     results = [result("a"), result("b", Verdict.NOT_RUN)]
     stopped = Interrupted(signal.SIGINT)
@@ -103,7 +103,7 @@ def test_an_interrupted_run_reports_what_finished_and_exits_by_the_signal(
 
 
 def test_an_error_mid_run_leaves_the_snapshot_of_what_finished(tmp_path: Path) -> None:
-    outputs = Outputs(json=tmp_path / "r.json")
+    outputs = report_outputs(json=tmp_path / "r.json")
     seen = Recorder()
     produce = producing([result("a")], then=KeyboardInterrupt())
     with pytest.raises(KeyboardInterrupt):
@@ -128,7 +128,7 @@ def test_a_report_on_standard_output_is_written_once_and_the_table_goes_to_stder
         return produce(command, env, snapshots)
 
     code = run_and_report(
-        Outputs(json=Path("-")), [], target, recorded, seen.say, seen.keep, seen.show
+        report_outputs(json=Path("-")), [], target, recorded, seen.say, seen.keep, seen.show
     )
     assert code == ExitCode.OK
     assert given == [None]
@@ -147,5 +147,7 @@ def test_the_outputs_are_checked_before_the_target_is_opened(tmp_path: Path) -> 
 
     seen = Recorder()
     with pytest.raises(UsageError):
-        run_and_report(Outputs(json=corpus), [corpus], opening, producing([]), seen.say, seen.keep)
+        run_and_report(
+            report_outputs(json=corpus), [corpus], opening, producing([]), seen.say, seen.keep
+        )
     assert opened == [] and seen.events == []
