@@ -44,92 +44,35 @@ class Outcome(OutcomeRow, enum.Enum):
     run, its colour and its badge tone.
     """
 
-    PASS = OutcomeRow(
-        label="pass",
-        meaning="every check held",
-        junit="failure",
-        test_meaning="the test passed",
-        is_failure=False,
-        colour="green",
-        tone="green",
-        mark=".",
-        reported=True,
-    )
-    FAIL = OutcomeRow(
-        label="fail",
-        meaning="a check failed: the bug reproduced",
-        junit="failure",
-        test_meaning="an assertion failed (unittest's failure)",
-        is_failure=True,
-        colour="red",
-        tone="red",
-        mark="F",
-        rank=1,
-        reported=True,
-        verb="fails",
-        kin="wrong",
-    )
-    CRASH = OutcomeRow(
-        label="crash",
-        meaning="killed by a signal, or exited non-zero without a result",
-        junit="error",
-        test_meaning="its interpreter died: killed by a signal, or exited without a result",
-        is_failure=True,
-        colour="red",
-        tone="red",
-        mark="C",
-        rank=4,
-        verb="crashes",
-        kin="wrong",
-    )
-    ERROR = OutcomeRow(
-        label="error",
-        meaning="raised an exception other than a failed check",
-        junit="failure",
-        test_meaning="raised another exception, or its fixture failed (unittest's error)",
-        is_failure=True,
-        colour="magenta",
-        tone="red",
-        mark="E",
-        rank=2,
-        reported=True,
-        verb="raises",
-        kin="raised",
-    )
-    TIMEOUT = OutcomeRow(
-        label="timeout",
-        meaning="ran past its timeout; its process group was killed",
-        junit="error",
-        test_meaning="ran past its timeout; its process group was killed",
-        is_failure=True,
-        colour="yellow",
-        tone="red",
-        mark="T",
-        rank=3,
-        verb="hangs",
-    )
-    SKIP = OutcomeRow(
-        label="skip",
-        meaning="a requirement was not met",
-        junit="failure",
-        test_meaning="skipped (a skip decorator, skipTest, pytest.skip), or an expected failure",
-        is_failure=False,
-        colour="blue",
-        tone="grey",
-        mark="s",
-        reported=True,
-    )
-    NOT_RUN = OutcomeRow(
-        label="not run",
-        meaning="the run stopped before this entry finished",
-        junit="error",
-        test_meaning="the run stopped before this test finished",
-        is_failure=True,
-        colour="dim",
-        tone="amber",
-        mark="",
-        rank=5,
-    )
+    # fmt: off
+    PASS = OutcomeRow(label="pass", meaning="every check held", junit="failure",
+                      test_meaning="the test passed", is_failure=False, colour="green",
+                      tone="green", mark=".", reported=True)
+    FAIL = OutcomeRow(label="fail", meaning="a check failed: the bug reproduced", junit="failure",
+                      test_meaning="an assertion failed (unittest's failure)", is_failure=True,
+                      colour="red", tone="red", mark="F", rank=1, reported=True, verb="fails",
+                      kin="wrong")
+    CRASH = OutcomeRow(label="crash", junit="error",
+                       meaning="killed by a signal, or exited non-zero without a result",
+                       test_meaning="its interpreter died: killed by a signal, or exited "
+                       "without a result", is_failure=True, colour="red", tone="red", mark="C",
+                       rank=4, verb="crashes", kin="wrong")
+    ERROR = OutcomeRow(label="error", meaning="raised an exception other than a failed check",
+                       junit="failure", test_meaning="raised another exception, or its fixture "
+                       "failed (unittest's error)", is_failure=True, colour="magenta", tone="red",
+                       mark="E", rank=2, reported=True, verb="raises", kin="raised")
+    TIMEOUT = OutcomeRow(label="timeout", meaning="ran past its timeout; its process group was "
+                         "killed", junit="error", test_meaning="ran past its timeout; its process "
+                         "group was killed", is_failure=True, colour="yellow", tone="red", mark="T",
+                         rank=3, verb="hangs")
+    SKIP = OutcomeRow(label="skip", meaning="a requirement was not met", junit="failure",
+                      test_meaning="skipped (a skip decorator, skipTest, pytest.skip), or an "
+                      "expected failure", is_failure=False, colour="blue", tone="grey", mark="s",
+                      reported=True)
+    NOT_RUN = OutcomeRow(label="not run", meaning="the run stopped before this entry finished",
+                         junit="error", test_meaning="the run stopped before this test finished",
+                         is_failure=True, colour="dim", tone="amber", mark="", rank=5)
+    # fmt: on
 
     def __new__(cls, row: OutcomeRow) -> Outcome:
         member = object.__new__(cls)
@@ -186,60 +129,24 @@ class VerdictRow:
 class Verdict(VerdictRow, enum.Enum):
     """What an outcome means against the corpus's expectation."""
 
-    REGRESSED = VerdictRow(
-        label="REGRESSED",
-        is_failure=True,
-        colour="red",
-        meaning="a fixed bug is back",
-        junit="failure",
-        tone="red",
-        mark="R",
-    )
-    UNEXPECTED = VerdictRow(
-        label="UNEXPECTED",
-        is_failure=True,
-        colour="magenta",
-        meaning="misbehaves in a way the entry does not describe",
-        junit="failure",
-        tone="red",
-        mark="U",
-    )
-    FIXED = VerdictRow(
-        label="FIXED",
-        is_failure=True,
-        colour="yellow",
-        meaning="a bug expected here no longer reproduces",
-        junit="failure",
-        tone="amber",
-        mark="X",
-    )
-    AS_EXPECTED = VerdictRow(
-        label="as expected",
-        is_failure=False,
-        colour="green",
-        meaning="bug present where open, absent where fixed",
-        junit="",
-        tone="green",
-        mark=".",
-    )
-    SKIPPED = VerdictRow(
-        label="skipped",
-        is_failure=False,
-        colour="blue",
-        meaning="a requirement was not met",
-        junit="skipped",
-        tone="grey",
-        mark="s",
-    )
-    NOT_RUN = VerdictRow(
-        label="not run",
-        is_failure=True,
-        colour="dim",
-        meaning="the run stopped before this entry finished",
-        junit="failure",
-        tone="amber",
-        mark="",
-    )
+    # fmt: off
+    REGRESSED = VerdictRow(label="REGRESSED", is_failure=True, colour="red",
+                           meaning="a fixed bug is back", junit="failure", tone="red", mark="R")
+    UNEXPECTED = VerdictRow(label="UNEXPECTED", is_failure=True, colour="magenta",
+                            meaning="misbehaves in a way the entry does not describe",
+                            junit="failure", tone="red", mark="U")
+    FIXED = VerdictRow(label="FIXED", is_failure=True, colour="yellow",
+                       meaning="a bug expected here no longer reproduces", junit="failure",
+                       tone="amber", mark="X")
+    AS_EXPECTED = VerdictRow(label="as expected", is_failure=False, colour="green",
+                             meaning="bug present where open, absent where fixed", junit="",
+                             tone="green", mark=".")
+    SKIPPED = VerdictRow(label="skipped", is_failure=False, colour="blue",
+                         meaning="a requirement was not met", junit="skipped", tone="grey", mark="s")
+    NOT_RUN = VerdictRow(label="not run", is_failure=True, colour="dim",
+                         meaning="the run stopped before this entry finished", junit="failure",
+                         tone="amber", mark="")
+    # fmt: on
 
     def __new__(cls, row: VerdictRow) -> Verdict:
         member = object.__new__(cls)

@@ -12,7 +12,7 @@ import click
 from mgradcheck.cli.common import F
 from mgradcheck.cli.completion import entry_ids, tags
 from mgradcheck.errors import UsageError
-from mgradcheck.reports.formats import BY_NAME, RUN_FORMATS, ReportFormat
+from mgradcheck.reports.formats import BY_NAME, FORMATS, ReportFormat
 
 CORPUS_OPTION = click.option(
     "--corpus",
@@ -113,10 +113,10 @@ def report_options(what: str = "the JSON report") -> Callable[[F], F]:
     def decorate(func: F) -> F:
         @functools.wraps(func)
         def command(*args: Any, **kwargs: Any) -> Any:
-            reports = {f.name: kwargs.pop(f"{f.name}_path") for f in RUN_FORMATS}
+            reports = {f.name: kwargs.pop(f"{f.name}_path") for f in FORMATS}
             return func(*args, reports=reports, **kwargs)
 
-        for form in reversed(RUN_FORMATS):
+        for form in reversed(FORMATS):
             command = _report_option(form, what)(command)
         return cast(F, command)
 

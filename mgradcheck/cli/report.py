@@ -82,6 +82,7 @@ def merge_command(
     Exits 0 once written, whatever the verdicts: the jobs that ran them already failed or passed.
     """
     from mgradcheck.cli import merging
+    from mgradcheck.reports.formats import FORMATS
     from mgradcheck.reports.outputs import report_outputs, write
 
     kind, datas = merging.load(files)
@@ -91,8 +92,9 @@ def merge_command(
     merged = _read(files, allow_missing)
     outputs = report_outputs(**reports)
     if not outputs.paths():
+        *names, last = (f"--{f.name}" for f in FORMATS)
         raise UsageError(
-            "nothing to write: give --json, --junit, --summary or --badge ('-' for standard output)"
+            f"nothing to write: give {', '.join(names)} or {last} ('-' for standard output)"
         )
     outputs.check(inputs=files)
     write(merged, outputs)

@@ -16,7 +16,7 @@ from mgradcheck.cli.release_options import interpreter_options, release_options
 from mgradcheck.cli.sharding import shard_options
 from mgradcheck.errors import EnvironmentFailure, UsageError
 from mgradcheck.exitcodes import ExitCode, describe
-from mgradcheck.reports.formats import RUN_FORMATS
+from mgradcheck.reports.formats import FORMATS
 
 if TYPE_CHECKING:
     from mgradcheck.corpus.shard import Shard
@@ -42,7 +42,7 @@ Outcomes (no verdicts: a test has no expectation but to pass):
 # The options of one mode only, by parameter name: those of --matrix, then those of a plain run.
 _MATRIX_ONLY = {"versions": "--versions", "markdown_path": "--markdown", "emit_dir": "--emit",
                 "no_cache": "--no-cache", "force": "--force"}  # fmt: skip
-_RUN_ONLY = {**{f"{f.name}_path": f"--{f.name}" for f in RUN_FORMATS if f.name != "json"},
+_RUN_ONLY = {**{f"{f.name}_path": f"--{f.name}" for f in FORMATS if f.name != "json"},
              "python": "--python", "mlx_version": "--mlx"}  # fmt: skip
 # Why an option means nothing in the other mode, where that is not plain from its name.
 _WHY = {"no_cache": ": only a matrix reuses stored results; a run without it runs every test"}

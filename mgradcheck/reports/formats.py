@@ -1,11 +1,8 @@
-"""The report formats, one row each: its option, how a file of it begins, and its writer.
+"""Report formats, one row each: its option, how a file of it begins, and its writer.
 
-``run``, ``tests`` and ``report merge`` take an option for each format with a writer and write
-the run's report in each one asked for (:mod:`mgradcheck.reports.outputs`). The formats
-without one are written by their own commands (``--markdown`` and ``--html`` of ``matrix`` and
-``list``, ``report upstream``'s issue): they are here for how their files begin, since a file
-that begins as none of these is someone's work, never replaced by a report. A new format is
-its writer and one row; each writer is imported only when its format is asked for.
+``run``, ``tests`` and ``report merge`` take each format's option and write the run's report in
+every format asked for (:mod:`mgradcheck.reports.outputs`). A new format is its writer and one
+row here; a writer is imported only when its format is asked for.
 """
 
 from __future__ import annotations
@@ -31,10 +28,6 @@ class Output:
     def paths(self) -> tuple[Path, ...]:
         return self.format.files(self.path)
 
-    def write(self, report: Report) -> None:
-        if self.format.write is not None:
-            self.format.write(report, self)
-
 
 def _alone(path: Path) -> tuple[Path, ...]:
     return (path,)
@@ -43,9 +36,9 @@ def _alone(path: Path) -> tuple[Path, ...]:
 @dataclass(frozen=True)
 class ReportFormat:
     name: str  # its option is --NAME FILE
+    help: str  # the option's; {what} is the command's word for its report
     begins: str  # a regex: how a file of this format begins
-    help: str = ""  # the option's; {what} is the command's word for its JSON
-    write: Callable[[Report, Output], None] | None = None  # None: written by its own command
+    write: Callable[[Report, Output], None]
     files: Callable[[Path], tuple[Path, ...]] = _alone  # what --NAME FILE writes
     default: Callable[[], Path | None] | None = None  # appended to when the option is not given
 
@@ -88,43 +81,27 @@ def _badge_files(path: Path) -> tuple[Path, ...]:
 
 _STDOUT = " ('-': standard output"
 FORMATS = (
-    ReportFormat(
-        "json",
-        r'\{\s*"schema"\s*:\s*"mgradcheck-',
-        "Write {what} here" + _STDOUT + ", the table then to stderr).",
-        _json,
-    ),
-    ReportFormat(
-        "junit",
-        r"<\?xml[^>]*>\s*<testsuites?[\s>]",  # another tool's JUnit too
-        "Write a JUnit XML report here" + _STDOUT + ").",
-        _junit,
-    ),
-    ReportFormat(
-        "summary",
-        r"## mgradcheck: ",
-        "Write a Markdown summary here" + _STDOUT + "). Default in GitHub Actions: append to "
-        "$GITHUB_STEP_SUMMARY.",
-        _summary,
-        default=_step_summary,
-    ),
-    ReportFormat(
-        "badge",
-        # the SVG, and the same badge as a shields.io endpoint JSON beside it
-        r'<svg xmlns="http://www\.w3\.org/2000/svg" width="\d+" height="20" role="img"'
-        r'|\{\s*"schemaVersion"\s*:',
-        "Write a status badge: FILE (.svg added if missing) and FILE's stem + .shields.json "
-        "beside it ('-': the SVG to standard output).",
-        _badge,
-        _badge_files,
-    ),
-    ReportFormat("matrix markdown", r"### MLX releases against "),
-    ReportFormat("matrix html", r"<!DOCTYPE html>\n<!-- mgradcheck matrix -->"),
-    ReportFormat("upstream issue", r"## .*\n(?:.*\n)*?### Reproducer\n"),
-    ReportFormat("corpus table", r"\| id \| bug \| on Linux "),
-)
-# The formats a run's report is written in, each an option of the commands that write one.
-RUN_FORMATS = tuple(f for f in FORMATS if f.write is not None)
+    ReportFormat("json", "Write {what} here" + _STDOUT + ", the table then to stderr).",
+                 r'\{\s*"schema"\s*:\s*"mgradcheck-', _json),
+    ReportFormat("junit", "Write a JUnit XML report here" + _STDOUT + ").",
+                 r"<\?xml[^>]*>\s*<testsuites?[\s>]", _junit),  # another tool's JUnit too
+    ReportFormat("summary", "Write a Markdown summary here" + _STDOUT + "). Default in GitHub "
+                 "Actions: append to $GITHUB_STEP_SUMMARY.", r"## mgradcheck: ", _summary,
+                 default=_step_summary),
+    ReportFormat("badge", "Write a status badge: FILE (.svg added if missing) and FILE's stem + "
+                 ".shields.json beside it ('-': the SVG to standard output).",
+                 r'<svg xmlns="http://www\.w3\.org/2000/svg" width="\d+" height="20" role="img"'
+                 r'|\{\s*"schemaVersion"\s*:', _badge, _badge_files),  # the SVG, the endpoint JSON
+)  # fmt: skip
 BY_NAME = {f.name: f for f in FORMATS}
+# How the files that other commands write begin: a matrix's --markdown and --html, report
+# upstream's issue, list --markdown's corpus table. A file that begins as none of these nor
+# as a report is someone's work (a module, a config, notes), never replaced by a report.
+OTHER_FILES = (
+    r"### MLX releases against ",
+    r"<!DOCTYPE html>\n<!-- mgradcheck matrix -->",
+    r"## .*\n(?:.*\n)*?### Reproducer\n",
+    r"\| id \| bug \| on Linux ",
+)
 
-__all__ = ["BY_NAME", "FORMATS", "RUN_FORMATS", "Output", "ReportFormat"]
+__all__ = ["BY_NAME", "FORMATS", "OTHER_FILES", "Output", "ReportFormat"]

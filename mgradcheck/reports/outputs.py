@@ -12,7 +12,7 @@ from pathlib import Path
 from mgradcheck.atomic import STDOUT, check_writable, written_through
 from mgradcheck.corpus.files import CORPUS_SUFFIXES
 from mgradcheck.errors import UsageError, WriteError
-from mgradcheck.reports.formats import FORMATS, RUN_FORMATS, Output
+from mgradcheck.reports.formats import FORMATS, OTHER_FILES, Output
 from mgradcheck.run.results import Report
 
 
@@ -92,9 +92,8 @@ def refuse_input(path: Path, inputs: Sequence[Path]) -> None:
             raise UsageError(f"cannot write {path}: it is {given}, which this command reads")
 
 
-# A file that begins as none of our formats is someone's work (a module, a config, notes),
-# never replaced by a report. Compiled by re on first use: only a file already there is sniffed.
-_OURS = r"\s*(?:" + "|".join(f.begins for f in FORMATS) + ")"
+# How a file of ours begins (compiled by re on first use: only a file already there is sniffed).
+_OURS = r"\s*(?:" + "|".join([*(f.begins for f in FORMATS), *OTHER_FILES]) + ")"
 _SNIFF_BYTES = 64 * 1024
 
 
@@ -150,7 +149,7 @@ def report_outputs(**given: Path | None) -> Outputs:
     wrote there. Any file may be ``-``, standard output.
     """
     chosen = []
-    for form in RUN_FORMATS:
+    for form in FORMATS:
         path, prefix = given.get(form.name), ""
         if path is None and form.default is not None and (path := form.default()) is not None:
             prefix = _held(path)
@@ -171,7 +170,7 @@ def _held(path: Path) -> str:
 def write(report: Report, outputs: Outputs) -> None:
     """Write the report to every file asked for, each atomically."""
     for output in outputs.chosen:
-        output.write(report)
+        output.format.write(report, output)
 
 
 __all__ = [
