@@ -68,7 +68,7 @@ def merge_runs(
     from mgradcheck.reports.json_report import dumps
     from mgradcheck.reports.outputs import report_outputs
 
-    others = [f"--{name}" for name, path in reports.items() if path and name not in WRITTEN]
+    others = [f"--{n}" for n, path in reports.items() if path is not None and n not in WRITTEN]
     if others:
         raise UsageError(
             f"{' and '.join(others)}: not for a {KINDS[kind]}; give --json or --summary"
