@@ -7,6 +7,7 @@ row here; a writer is imported only when its format is asked for.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,10 +62,10 @@ def _summary(report: Report, output: Output) -> None:
     markdown.write(report, output.path, output.prefix)
 
 
-def _step_summary() -> Path | None:
-    from mgradcheck.reports.github import step_summary
-
-    return step_summary()
+def step_summary() -> Path | None:
+    """GitHub Actions' job summary file, when running there."""
+    value = os.environ.get("GITHUB_STEP_SUMMARY")
+    return Path(value) if value else None
 
 
 def _badge(report: Report, output: Output) -> None:
@@ -87,7 +88,7 @@ FORMATS = (
                  r"<\?xml[^>]*>\s*<testsuites?[\s>]", _junit),  # another tool's JUnit too
     ReportFormat("summary", "Write a Markdown summary here" + _STDOUT + "). Default in GitHub "
                  "Actions: append to $GITHUB_STEP_SUMMARY.", r"## mgradcheck: ", _summary,
-                 default=_step_summary),
+                 default=step_summary),
     ReportFormat("badge", "Write a status badge: FILE (.svg added if missing) and FILE's stem + "
                  ".shields.json beside it ('-': the SVG to standard output).",
                  r'<svg xmlns="http://www\.w3\.org/2000/svg" width="\d+" height="20" role="img"'
@@ -104,4 +105,4 @@ OTHER_FILES = (
     r"\| id \| bug \| on Linux ",
 )
 
-__all__ = ["BY_NAME", "FORMATS", "OTHER_FILES", "Output", "ReportFormat"]
+__all__ = ["BY_NAME", "FORMATS", "OTHER_FILES", "Output", "ReportFormat", "step_summary"]

@@ -12,7 +12,7 @@ from pathlib import Path
 from mgradcheck.atomic import STDOUT, check_writable, written_through
 from mgradcheck.corpus.files import CORPUS_SUFFIXES
 from mgradcheck.errors import UsageError, WriteError
-from mgradcheck.reports.formats import FORMATS, OTHER_FILES, Output
+from mgradcheck.reports.formats import FORMATS, OTHER_FILES, Output, step_summary
 from mgradcheck.run.results import Report
 
 
@@ -53,8 +53,6 @@ class Outputs:
         report of ours (a module, a config: someone's work); standard output
         must be open for writing.
         """
-        from mgradcheck.reports.github import step_summary
-
         seen: set[Path] = set()
         if self.paths().count(STDOUT) > 1:
             raise UsageError("only one report can go to standard output ('-')")
