@@ -8,10 +8,33 @@ re-listed elsewhere.
 from __future__ import annotations
 
 import enum
+from dataclasses import dataclass
 from typing import TypeAlias
 
 
-class Outcome(enum.Enum):
+@dataclass(frozen=True)
+class OutcomeRow:
+    label: str
+    meaning: str
+    # The JUnit element a failing verdict takes when this is the entry's most telling outcome:
+    # a dead, hung or stopped child is an "error", the rest a "failure".
+    junit: str
+    test_meaning: str  # what it means for a test of a suite, which has no verdict
+    is_failure: bool  # whether it fails a test run
+    colour: str
+    tone: str  # the badge's
+    mark: str  # what a log's progress prints for a finished test (pytest's letters)
+    # Among the differing outcomes of one entry's runs, the highest ranked is the entry's (ties,
+    # a pass and a skip, go to the first run's).
+    rank: int = 0
+    reported: bool = False  # a child reports it in its result; the others are seen from outside
+    verb: str = ""  # what a bug does when this is its outcome (a row of the corpus table)
+    # Outcomes of one kin show one bug: a memory-unsafe bug crashes on one release and fails a
+    # check on another. An outcome of no kin (a pass, a skip, a timeout) is not a misbehaviour.
+    kin: str = ""
+
+
+class Outcome(OutcomeRow, enum.Enum):
     """What one run of a reproducer did, observed from outside the child.
 
     A run of an upstream suite's test (``mgradcheck tests``) has no
@@ -21,49 +44,44 @@ class Outcome(enum.Enum):
     run, its colour and its badge tone.
     """
 
-    # label, meaning, and the JUnit element a failing verdict takes when this is the
-    # entry's most telling outcome: a dead, hung or stopped child is an "error", the rest "failure";
-    # then what it means for a test of a suite, whether it fails a test run, colour, badge tone,
-    # and the mark a log's progress prints for a finished test (pytest's letters).
     # fmt: off
-    PASS = ("pass", "every check held", "failure",
-            "the test passed", False, "green", "green", ".")
-    FAIL = ("fail", "a check failed: the bug reproduced", "failure",
-            "an assertion failed (unittest's failure)", True, "red", "red", "F")
-    CRASH = ("crash", "killed by a signal, or exited non-zero without a result", "error",
-             "its interpreter died: killed by a signal, or exited without a result", True,
-             "red", "red", "C")
-    ERROR = ("error", "raised an exception other than a failed check", "failure",
-             "raised another exception, or its fixture failed (unittest's error)", True,
-             "magenta", "red", "E")
-    TIMEOUT = ("timeout", "ran past its timeout; its process group was killed", "error",
-               "ran past its timeout; its process group was killed", True, "yellow", "red", "T")
-    SKIP = ("skip", "a requirement was not met", "failure",
-            "skipped (a skip decorator, skipTest, pytest.skip), or an expected failure", False,
-            "blue", "grey", "s")
-    NOT_RUN = ("not run", "the run stopped before this entry finished", "error",
-               "the run stopped before this test finished", True, "dim", "amber", "")
+    PASS = OutcomeRow(label="pass", meaning="every check held", junit="failure",
+                      test_meaning="the test passed", is_failure=False, colour="green",
+                      tone="green", mark=".", reported=True)
+    FAIL = OutcomeRow(label="fail", meaning="a check failed: the bug reproduced", junit="failure",
+                      test_meaning="an assertion failed (unittest's failure)", is_failure=True,
+                      colour="red", tone="red", mark="F", rank=1, reported=True, verb="fails",
+                      kin="wrong")
+    CRASH = OutcomeRow(label="crash", junit="error",
+                       meaning="killed by a signal, or exited non-zero without a result",
+                       test_meaning="its interpreter died: killed by a signal, or exited "
+                       "without a result", is_failure=True, colour="red", tone="red", mark="C",
+                       rank=4, verb="crashes", kin="wrong")
+    ERROR = OutcomeRow(label="error", meaning="raised an exception other than a failed check",
+                       junit="failure", test_meaning="raised another exception, or its fixture "
+                       "failed (unittest's error)", is_failure=True, colour="magenta", tone="red",
+                       mark="E", rank=2, reported=True, verb="raises", kin="raised")
+    TIMEOUT = OutcomeRow(label="timeout", meaning="ran past its timeout; its process group was "
+                         "killed", junit="error", test_meaning="ran past its timeout; its process "
+                         "group was killed", is_failure=True, colour="yellow", tone="red", mark="T",
+                         rank=3, verb="hangs")
+    SKIP = OutcomeRow(label="skip", meaning="a requirement was not met", junit="failure",
+                      test_meaning="skipped (a skip decorator, skipTest, pytest.skip), or an "
+                      "expected failure", is_failure=False, colour="blue", tone="grey", mark="s",
+                      reported=True)
+    NOT_RUN = OutcomeRow(label="not run", meaning="the run stopped before this entry finished",
+                         junit="error", test_meaning="the run stopped before this test finished",
+                         is_failure=True, colour="dim", tone="amber", mark="", rank=5)
     # fmt: on
 
-    def __init__(
-        self,
-        label: str,
-        meaning: str,
-        junit: str,
-        test_meaning: str,
-        is_failure: bool,
-        colour: str,
-        tone: str,
-        mark: str,
-    ) -> None:
-        self.label = label
-        self.meaning = meaning
-        self.junit = junit
-        self.test_meaning = test_meaning
-        self.is_failure = is_failure
-        self.colour = colour
-        self.tone = tone
-        self.mark = mark
+    def __new__(cls, row: OutcomeRow) -> Outcome:
+        member = object.__new__(cls)
+        member._value_ = row
+        return member
+
+    def __init__(self, row: OutcomeRow) -> None:
+        for name, value in vars(row).items():  # a member reads as its row: Outcome.PASS.label
+            object.__setattr__(self, name, value)
 
     def junit_element(self, outcome: Outcome | None = None) -> str:
         """The JUnit child element of a test with this outcome: "" when it passed.
@@ -83,50 +101,61 @@ class Outcome(enum.Enum):
         raise ValueError(f"unknown outcome {label!r}")
 
     @classmethod
+    def from_child(cls, status: str) -> Outcome:
+        """The outcome a child reports as ``status`` in its result; any other status is an error."""
+        return next((o for o in cls if o.reported and o.label == status), cls.ERROR)
+
+    @classmethod
     def bug_outcomes(cls) -> tuple[Outcome, ...]:
         """The outcomes a corpus entry may name as its bug's signature."""
-        return (cls.FAIL, cls.CRASH, cls.ERROR, cls.TIMEOUT)
+        return tuple(o for o in cls if o.verb)
+
+    def kindred(self) -> tuple[Outcome, ...]:
+        """The outcomes of this one's kin (none for an outcome that is not a misbehaviour)."""
+        return tuple(o for o in Outcome if self.kin and o.kin == self.kin)
 
 
-class Verdict(enum.Enum):
+@dataclass(frozen=True)
+class VerdictRow:
+    label: str
+    is_failure: bool
+    colour: str  # the terminal's
+    meaning: str
+    junit: str  # "" (passed), "skipped" or "failure" (an "error" when the outcome says so)
+    tone: str  # the badge's traffic light: the worst tone among the results wins
+    mark: str  # what a log's progress prints for a finished entry (pytest's; R: a regression)
+
+
+class Verdict(VerdictRow, enum.Enum):
     """What an outcome means against the corpus's expectation."""
 
-    # label, is_failure, terminal colour, meaning; then how reports show it:
-    # junit is "" (passed), "skipped" or "failure" (an "error" when the outcome says so),
-    # tone is the badge's traffic light (the worst tone among the results wins), and mark what a
-    # log's progress prints for a finished entry (pytest's letters; R for a regression).
     # fmt: off
-    REGRESSED = ("REGRESSED", True, "red", "a fixed bug is back",
-                 "failure", "red", "R")
-    UNEXPECTED = ("UNEXPECTED", True, "magenta", "misbehaves in a way the entry does not describe",
-                  "failure", "red", "U")
-    FIXED = ("FIXED", True, "yellow", "a bug expected here no longer reproduces",
-             "failure", "amber", "X")
-    AS_EXPECTED = ("as expected", False, "green", "bug present where open, absent where fixed",
-                   "", "green", ".")
-    SKIPPED = ("skipped", False, "blue", "a requirement was not met",
-               "skipped", "grey", "s")
-    NOT_RUN = ("not run", True, "dim", "the run stopped before this entry finished",
-               "failure", "amber", "")
+    REGRESSED = VerdictRow(label="REGRESSED", is_failure=True, colour="red",
+                           meaning="a fixed bug is back", junit="failure", tone="red", mark="R")
+    UNEXPECTED = VerdictRow(label="UNEXPECTED", is_failure=True, colour="magenta",
+                            meaning="misbehaves in a way the entry does not describe",
+                            junit="failure", tone="red", mark="U")
+    FIXED = VerdictRow(label="FIXED", is_failure=True, colour="yellow",
+                       meaning="a bug expected here no longer reproduces", junit="failure",
+                       tone="amber", mark="X")
+    AS_EXPECTED = VerdictRow(label="as expected", is_failure=False, colour="green",
+                             meaning="bug present where open, absent where fixed", junit="",
+                             tone="green", mark=".")
+    SKIPPED = VerdictRow(label="skipped", is_failure=False, colour="blue",
+                         meaning="a requirement was not met", junit="skipped", tone="grey", mark="s")
+    NOT_RUN = VerdictRow(label="not run", is_failure=True, colour="dim",
+                         meaning="the run stopped before this entry finished", junit="failure",
+                         tone="amber", mark="")
     # fmt: on
 
-    def __init__(
-        self,
-        label: str,
-        is_failure: bool,
-        colour: str,
-        meaning: str,
-        junit: str,
-        tone: str,
-        mark: str,
-    ) -> None:
-        self.label = label
-        self.is_failure = is_failure
-        self.colour = colour
-        self.meaning = meaning
-        self.junit = junit
-        self.tone = tone
-        self.mark = mark
+    def __new__(cls, row: VerdictRow) -> Verdict:
+        member = object.__new__(cls)
+        member._value_ = row
+        return member
+
+    def __init__(self, row: VerdictRow) -> None:
+        for name, value in vars(row).items():  # a member reads as its row: Verdict.FIXED.label
+            object.__setattr__(self, name, value)
 
     def junit_element(self, outcome: Outcome) -> str:
         """The JUnit child element of a testcase with this verdict: "" when it passed."""

@@ -31,6 +31,7 @@ import click
 
 from mgradcheck.cli.options import JOBS_VARIABLE, MAX_JOBS
 from mgradcheck.errors import UsageError
+from mgradcheck.reports.formats import FORMATS
 
 TABLE = "tool.mgradcheck"
 
@@ -64,7 +65,7 @@ KEYS: dict[str, tuple[str, frozenset[str] | None, str, Callable[[Any], Any]]] = 
     "timeout": ("timeout", None, "seconds, from 0.1 to 86400", _number(0.1, 86400, False)),
     **{
         key: (f"{key}_path", frozenset({"run"}), "a path", _path)
-        for key in ("json", "junit", "summary", "badge")
+        for key in (f.name for f in FORMATS)  # the report files
     },
 }
 

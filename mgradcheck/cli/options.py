@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any, cast
 
 import click
 
 from mgradcheck.cli.common import F
 from mgradcheck.cli.completion import entry_ids, tags
 from mgradcheck.errors import UsageError
+from mgradcheck.reports.formats import BY_NAME, FORMATS, ReportFormat
 
 CORPUS_OPTION = click.option(
     "--corpus",
@@ -87,47 +90,37 @@ def on_stdout(*paths: Path | None) -> bool:
     return any(p is not None and p == Path("-") for p in paths)
 
 
-def json_option(what: str = "the JSON report") -> Callable[[F], F]:
-    """--json FILE, named the same by every command that writes JSON."""
+def _report_option(form: ReportFormat, what: str) -> Callable[[F], F]:
     return click.option(
-        "--json",
-        "json_path",
+        f"--{form.name}",
+        f"{form.name}_path",
         type=click.Path(path_type=Path),
         metavar="FILE",
-        help=f"Write {what} here ('-': standard output, the table then to stderr).",
+        help=form.help.format(what=what),
     )
 
 
-def report_options(func: F) -> F:
-    """--junit, --summary and --badge: the report files every result-producing command writes."""
-    options = [
-        click.option(
-            "--junit",
-            "junit_path",
-            type=click.Path(path_type=Path),
-            metavar="FILE",
-            help="Write a JUnit XML report here ('-': standard output).",
-        ),
-        click.option(
-            "--summary",
-            "summary_path",
-            type=click.Path(path_type=Path),
-            metavar="FILE",
-            help="Write a Markdown summary here ('-': standard output). Default in GitHub Actions: "
-            "append to $GITHUB_STEP_SUMMARY.",
-        ),
-        click.option(
-            "--badge",
-            "badge_path",
-            type=click.Path(path_type=Path),
-            metavar="FILE",
-            help="Write a status badge: FILE (.svg added if missing) and FILE's stem + .shields.json "
-            "beside it ('-': the SVG to standard output).",
-        ),
-    ]
-    for option in reversed(options):
-        func = option(func)
-    return func
+def json_option(what: str = "the JSON report") -> Callable[[F], F]:
+    """--json FILE, named the same by every command that writes JSON."""
+    return _report_option(BY_NAME["json"], what)
+
+
+def report_options(what: str = "the JSON report") -> Callable[[F], F]:
+    """An option for each format a run's report is written in (--json, --junit, --summary,
+    --badge: reports/formats.py), given to the command as one mapping ``reports``, format name
+    -> FILE or None, for :func:`~mgradcheck.reports.outputs.report_outputs`."""
+
+    def decorate(func: F) -> F:
+        @functools.wraps(func)
+        def command(*args: Any, **kwargs: Any) -> Any:
+            reports = {f.name: kwargs.pop(f"{f.name}_path") for f in FORMATS}
+            return func(*args, reports=reports, **kwargs)
+
+        for form in reversed(FORMATS):
+            command = _report_option(form, what)(command)
+        return cast(F, command)
+
+    return decorate
 
 
 __all__ = [

@@ -4,14 +4,14 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
 from mgradcheck.cli.common import handle_errors, say
-from mgradcheck.cli.options import CORPUS_OPTION, json_option, report_options
+from mgradcheck.cli.options import CORPUS_OPTION, report_options
 from mgradcheck.cli.release_options import release_options
 from mgradcheck.errors import UsageError
 from mgradcheck.exitcodes import ExitCode, describe
@@ -59,8 +59,7 @@ def report() -> None:
 )
 @handle_errors
 @REPORTS
-@json_option("the merged JSON report")
-@report_options
+@report_options("the merged JSON report")
 @click.option(
     "--allow-missing",
     is_flag=True,
@@ -69,10 +68,7 @@ def report() -> None:
 )
 def merge_command(
     files: Sequence[Path],
-    json_path: Path | None,
-    junit_path: Path | None,
-    summary_path: Path | None,
-    badge_path: Path | None,
+    reports: Mapping[str, Path | None],
     allow_missing: bool,
 ) -> None:
     """Merge reports of many jobs (shards, backends, releases) into one, each result keeping its environment.
@@ -86,18 +82,19 @@ def merge_command(
     Exits 0 once written, whatever the verdicts: the jobs that ran them already failed or passed.
     """
     from mgradcheck.cli import report_files
+    from mgradcheck.reports.formats import FORMATS
     from mgradcheck.reports.outputs import report_outputs, write
 
     kind, datas = report_files.load(files)
     if kind != report_files.REPORT:
-        others = [o for o, p in (("--junit", junit_path), ("--badge", badge_path)) if p is not None]
-        report_files.merge_runs(kind, datas, files, json_path, summary_path, others, allow_missing)
+        report_files.merge_runs(kind, datas, files, reports, allow_missing)
         return
     merged = _read(files, allow_missing)
-    outputs = report_outputs(json_path, junit_path, summary_path, badge_path)
+    outputs = report_outputs(**reports)
     if not outputs.paths():
+        *names, last = (f"--{f.name}" for f in FORMATS)
         raise UsageError(
-            "nothing to write: give --json, --junit, --summary or --badge ('-' for standard output)"
+            f"nothing to write: give {', '.join(names)} or {last} ('-' for standard output)"
         )
     outputs.check(inputs=files)
     write(merged, outputs)
@@ -307,12 +304,13 @@ def badge(files: Sequence[Path], badge_path: Path, label: str | None) -> None:
     endpoint document for https://img.shields.io/endpoint?url=...
     """
     from mgradcheck.reports import badge as badges
+    from mgradcheck.reports.formats import BY_NAME, Output
     from mgradcheck.reports.outputs import Outputs
     from mgradcheck.run.display import printable
 
     merged = _read(files)
     svg, endpoint = badges.files(badge_path)
-    outputs = Outputs(badge=svg, endpoint=endpoint)
+    outputs = Outputs((Output(BY_NAME["badge"], badge_path),))
     outputs.check(inputs=files)
     badges.write(merged, svg, endpoint, label)
     click.echo(printable(badges.summarise(merged, label).text), err=outputs.to_stdout)

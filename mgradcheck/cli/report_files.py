@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ from mgradcheck.wording import count
 
 REPORT, SWEEP, MATRIX = "mgradcheck-report", "mgradcheck-sweep", "mgradcheck-matrix"
 KINDS = {REPORT: "run or tests report", SWEEP: "sweep report", MATRIX: "matrix report"}
+WRITTEN = ("json", "summary")  # the report formats a merged sweep or matrix is written in
 
 
 def load(files: Sequence[Path]) -> tuple[str, list[dict[str, Any]]]:
@@ -59,9 +60,7 @@ def merge_runs(
     kind: str,
     datas: Sequence[dict[str, Any]],
     files: Sequence[Path],
-    json_path: Path | None,
-    summary_path: Path | None,
-    others: Sequence[str],
+    reports: Mapping[str, Path | None],
     allow_missing: bool,
 ) -> None:
     """Merge sweep or matrix reports into ``--json`` and a Markdown ``--summary``."""
@@ -69,6 +68,7 @@ def merge_runs(
     from mgradcheck.reports.json_report import dumps
     from mgradcheck.reports.outputs import report_outputs
 
+    others = [f"--{n}" for n, path in reports.items() if path is not None and n not in WRITTEN]
     if others:
         raise UsageError(
             f"{' and '.join(others)}: not for a {KINDS[kind]}; give --json or --summary"
@@ -90,14 +90,14 @@ def merge_runs(
     shards_missing(missing, allow_missing)
     if missing:
         merged["meta"]["missing_shards"] = list(missing)
-    outputs = report_outputs(json_path, None, summary_path, None)
+    outputs = report_outputs(**{name: reports[name] for name in WRITTEN})
     if not outputs.paths():
         raise UsageError("nothing to write: give --json or --summary ('-' for standard output)")
     outputs.check(inputs=files)
-    if outputs.json is not None:
-        write_text(outputs.json, dumps(merged, indent=1))
-    if outputs.summary is not None:
-        write_text(outputs.summary, outputs.summary_prefix + _markdown(kind, merged))
+    if (json := outputs.get("json")) is not None:
+        write_text(json.path, dumps(merged, indent=1))
+    if (summary := outputs.get("summary")) is not None:
+        write_text(summary.path, summary.prefix + _markdown(kind, merged))
     line = f"merged {count(len(files), KINDS[kind])}: {_line(kind, merged)}"
     click.echo(line, err=outputs.to_stdout)
 

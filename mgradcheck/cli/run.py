@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
@@ -22,7 +22,6 @@ from mgradcheck.cli.options import (
     IDS_ARGUMENT,
     TAG_OPTION,
     jobs_option,
-    json_option,
     report_options,
 )
 from mgradcheck.cli.release_options import interpreter_options, release_options
@@ -61,8 +60,7 @@ if TYPE_CHECKING:
 @interpreter_options("Run")
 @release_options
 @click.option("--max-memory", type=click.IntRange(1), help="Address-space limit per child, in MiB.")
-@json_option()
-@report_options
+@report_options()
 @shard_options("entries")
 @click.option(
     "-q",
@@ -89,10 +87,7 @@ def run(
     mlx_version: Mlx | None,
     settings: Settings | None,
     max_memory: int | None,
-    json_path: Path | None,
-    junit_path: Path | None,
-    summary_path: Path | None,
-    badge_path: Path | None,
+    reports: Mapping[str, Path | None],
     shard: Shard | None,
     durations_path: Path | None,
     quiet: bool,
@@ -109,7 +104,7 @@ def run(
 
     entries = stages.load_selected(corpus_paths, ids, tags, say)
     entries, meta = shard_items(shard, durations_path, entries, lambda e: repeat or e.repeat)
-    outputs = report_outputs(json_path, junit_path, summary_path, badge_path)
+    outputs = report_outputs(**reports)
     # Before the target opens, which may install a release: no report may replace what is read.
     outputs.check(inputs=stages.corpus_inputs(corpus_paths))
     memory_limit = max_memory * 1024 * 1024 if max_memory else None

@@ -4,18 +4,19 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from mgradcheck.cli.common import handle_errors, reader_may_leave, say
-from mgradcheck.cli.options import jobs_option, json_option, on_stdout, report_options
+from mgradcheck.cli.options import jobs_option, on_stdout, report_options
 from mgradcheck.cli.release_options import interpreter_options, release_options
 from mgradcheck.cli.sharding import shard_items, shard_options
 from mgradcheck.errors import EnvironmentFailure, UsageError
 from mgradcheck.exitcodes import ExitCode, describe
+from mgradcheck.reports.formats import FORMATS
 
 if TYPE_CHECKING:
     from mgradcheck.corpus.shard import Shard
@@ -40,7 +41,7 @@ Outcomes (no verdicts: a test has no expectation but to pass):
 # The options of one mode only, by parameter name: those of --matrix, then those of a plain run.
 _MATRIX_ONLY = {"versions": "--versions", "markdown_path": "--markdown", "emit_dir": "--emit",
                 "no_cache": "--no-cache", "force": "--force"}  # fmt: skip
-_RUN_ONLY = {"junit_path": "--junit", "summary_path": "--summary", "badge_path": "--badge",
+_RUN_ONLY = {**{f"{f.name}_path": f"--{f.name}" for f in FORMATS if f.name != "json"},
              "python": "--python", "mlx_version": "--mlx"}  # fmt: skip
 # Why an option means nothing in the other mode, where that is not plain from its name.
 _WHY = {"no_cache": ": only a matrix reuses stored results; a run without it runs every test"}
@@ -153,8 +154,7 @@ def _inputs(chosen: Sequence[SuiteTest]) -> list[Path]:
               help="Tests per child; a child that dies has its culprit re-run alone.")  # fmt: skip
 @click.option("--timeout", type=click.FloatRange(0.1, 86400), default=120.0, show_default=True,
               help="Seconds per test.")  # fmt: skip
-@json_option("the JSON report (with --matrix: the matrix)")
-@report_options
+@report_options("the JSON report (with --matrix: the matrix)")
 @click.option("--matrix", "matrix", is_flag=True, help="Run the tests on each release and show where each flips.")  # fmt: skip
 @click.option("--versions", metavar="RANGE", help="With --matrix: only releases in this range, e.g. '>=0.31.2'.")  # fmt: skip
 @click.option("--markdown", "markdown_path", type=click.Path(path_type=Path), metavar="FILE",
@@ -177,10 +177,7 @@ def tests(
     jobs: int,
     per_child: int,
     timeout: float,
-    json_path: Path | None,
-    junit_path: Path | None,
-    summary_path: Path | None,
-    badge_path: Path | None,
+    reports: Mapping[str, Path | None],
     matrix: bool,
     versions: str | None,
     markdown_path: Path | None,
@@ -230,7 +227,7 @@ def tests(
     options = SuiteOptions(jobs=jobs, per_child=per_child, timeout=timeout)
     if matrix:
         settings = dataclasses.replace(settings, use_cached=not no_cache)
-        _matrix(chosen, checkout, settings, options, versions, json_path, markdown_path, emit_dir, force, quiet, meta)  # fmt: skip
+        _matrix(chosen, checkout, settings, options, versions, reports["json"], markdown_path, emit_dir, force, quiet, meta)  # fmt: skip
         return
     # The stages of run (see mgradcheck.cli.run), over tests, their runs stored per release.
     from mgradcheck.cli.target import open_target
@@ -241,7 +238,7 @@ def tests(
     from mgradcheck.run.stages import exit_code
     from mgradcheck.suites.suite_runs import report_of, store_runs
 
-    outputs = report_outputs(json_path, junit_path, summary_path, badge_path)
+    outputs = report_outputs(**reports)
     outputs.check(inputs=_inputs(chosen))  # before the target opens, which may install a release
     progress = choose(quiet)
     target = open_target(python, mlx_version, settings, progress)

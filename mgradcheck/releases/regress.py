@@ -120,7 +120,7 @@ def judge(
     if regress_on is RegressOn.CRASH:
         hits = [r for r in runs if r.outcome is Outcome.CRASH]
     elif regress_on is RegressOn.NON_PASS:
-        hits = [r for r in runs if r.outcome in (Outcome.FAIL, Outcome.CRASH, Outcome.ERROR)]
+        hits = [r for r in runs if r.outcome.kin]  # a misbehaviour; a timeout is unknown
     else:
         if pattern is None:
             raise ValueError("--regress-on match needs --match REGEX")

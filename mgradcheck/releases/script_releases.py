@@ -35,7 +35,6 @@ from mgradcheck.wording import count
 
 MIN_MATCH = 8  # shorter shared text says nothing about the bug
 MAX_MATCH = 80
-KIN = {Outcome.FAIL: {Outcome.FAIL, Outcome.CRASH}, Outcome.CRASH: {Outcome.FAIL, Outcome.CRASH}}
 FALLBACK = {Outcome.CRASH: "killed by SIG"}
 
 
@@ -147,7 +146,7 @@ def bisect_flips(
 
 
 def _misbehaved(runs: Sequence[Observation]) -> Observation | None:
-    return next((r for r in runs if r.outcome in KIN.keys() | {Outcome.ERROR}), None)
+    return next((r for r in runs if r.outcome.kin), None)
 
 
 def _shared_text(lines: Sequence[str]) -> str:
@@ -193,7 +192,7 @@ def signature(runs_by_release: Sequence[Sequence[Observation]]) -> Bug | None:
     kin = [
         r
         for r in seen
-        if r.outcome in KIN.get(newest.outcome, {Outcome.ERROR})
+        if r.outcome in newest.outcome.kindred()
         and (newest.outcome is not Outcome.ERROR or r.exc_type == newest.exc_type)
     ]
     outcomes = tuple(o for o in Outcome.bug_outcomes() if any(r.outcome is o for r in kin))

@@ -15,6 +15,7 @@ from itertools import groupby
 from packaging.version import InvalidVersion, Version
 
 from mgradcheck.corpus.entry import Entry, Evidence
+from mgradcheck.outcomes import Outcome
 from mgradcheck.reports.markdown import cell
 
 # An entry goes to the first section whose tags it carries, so the narrower subjects come
@@ -39,7 +40,7 @@ OTHER = "Other"
 GUARDS = "Guards: bugs MLX should never have"
 
 # What each failing outcome of the evidence is called in a row.
-_VERBS = {"fail": "fails", "crash": "crashes", "error": "raises", "timeout": "hangs"}
+_VERBS = {o.label: o.verb for o in Outcome.bug_outcomes()}
 # More runs of alternating outcomes than this read as one range ("crashes/fails 0.26.1-0.31.2").
 _MAX_RUNS = 2
 RANGE_DASH = "\u2013"  # an en dash, as a range of releases is printed

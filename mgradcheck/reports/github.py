@@ -24,12 +24,6 @@ def in_actions(environ: Mapping[str, str] = os.environ) -> bool:
     return environ.get("GITHUB_ACTIONS") == "true"
 
 
-def step_summary() -> Path | None:
-    """GitHub Actions' job summary file, when running there."""
-    value = os.environ.get("GITHUB_STEP_SUMMARY")
-    return Path(value) if value else None
-
-
 def _data(text: str) -> str:
     """A command's message, escaped as the runner unescapes it; control characters shown, not sent
     (a log viewer would act on a child's escape sequences)."""

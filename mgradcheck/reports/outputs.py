@@ -6,12 +6,13 @@ import os
 import re
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from mgradcheck.atomic import STDOUT, check_writable, written_through
 from mgradcheck.corpus.files import CORPUS_SUFFIXES
 from mgradcheck.errors import UsageError, WriteError
+from mgradcheck.reports.formats import FORMATS, OTHER_FILES, Output, step_summary
 from mgradcheck.run.results import Report
 
 
@@ -19,17 +20,15 @@ from mgradcheck.run.results import Report
 class Outputs:
     """Report files to write after a run; all checked for writability before it starts."""
 
-    json: Path | None = None
-    extra: tuple[Path, ...] = field(default_factory=tuple)
-    junit: Path | None = None
-    summary: Path | None = None
-    summary_prefix: str = ""  # what an appended-to summary (GitHub's) held before this run
-    badge: Path | None = None  # the SVG
-    endpoint: Path | None = None  # the badge as a shields.io endpoint JSON
+    chosen: tuple[Output, ...] = ()  # the reports asked for, in FORMATS' order
+    extra: tuple[Path, ...] = ()  # files the command writes itself, checked alike
 
     def paths(self) -> list[Path]:
-        named = (self.json, *self.extra, self.junit, self.summary, self.badge, self.endpoint)
-        return [p for p in named if p is not None]
+        return [p for output in self.chosen for p in output.paths()] + list(self.extra)
+
+    def get(self, name: str) -> Output | None:
+        """The report of the format named ``name``, if asked for."""
+        return next((o for o in self.chosen if o.format.name == name), None)
 
     @property
     def to_stdout(self) -> bool:
@@ -39,18 +38,9 @@ class Outputs:
     def files(self) -> Outputs:
         """These outputs less those written through (standard output, a device, a FIFO): what
         may be rewritten as a run goes. A reader of a pipe would take each rewrite as a report."""
-
-        def kept(path: Path | None) -> Path | None:
-            return None if path is None or written_through(path) else path
-
-        return replace(
-            self,
-            json=kept(self.json),
-            extra=tuple(p for p in self.extra if not written_through(p)),
-            junit=kept(self.junit),
-            summary=kept(self.summary),
-            badge=kept(self.badge),
-            endpoint=kept(self.endpoint),
+        return Outputs(
+            tuple(o for o in self.chosen if not written_through(o.path)),
+            tuple(p for p in self.extra if not written_through(p)),
         )
 
     def check(self, inputs: Sequence[Path] = ()) -> None:
@@ -63,8 +53,6 @@ class Outputs:
         report of ours (a module, a config: someone's work); standard output
         must be open for writing.
         """
-        from mgradcheck.reports.github import step_summary
-
         seen: set[Path] = set()
         if self.paths().count(STDOUT) > 1:
             raise UsageError("only one report can go to standard output ('-')")
@@ -102,19 +90,8 @@ def refuse_input(path: Path, inputs: Sequence[Path]) -> None:
             raise UsageError(f"cannot write {path}: it is {given}, which this command reads")
 
 
-# How each of our writers begins its file: the JSON reports (run, tests, merge, bisect, matrix,
-# sweep) and the shields.io endpoint, JUnit (another tool's too), the badge, the Markdown
-# summary, a matrix's Markdown and HTML page, report upstream's issue, list's corpus table. A
-# file that begins otherwise is someone's work (a module, a config, notes), never replaced by a
-# report.
-_OURS = (  # compiled by re on first use: only a file already there is sniffed
-    r'\s*(?:\{\s*"(?:schema"\s*:\s*"mgradcheck-|schemaVersion"\s*:)'
-    r"|<\?xml[^>]*>\s*<testsuites?[\s>]"
-    r'|<svg xmlns="http://www\.w3\.org/2000/svg" width="\d+" height="20" role="img"'
-    r"|## mgradcheck: |### MLX releases against |<!DOCTYPE html>\n<!-- mgradcheck matrix -->"
-    r"|## .*\n(?:.*\n)*?### Reproducer\n"
-    r"|\| id \| bug \| on Linux )"
-)
+# How a file of ours begins (compiled by re on first use: only a file already there is sniffed).
+_OURS = r"\s*(?:" + "|".join([*(f.begins for f in FORMATS), *OTHER_FILES]) + ")"
 _SNIFF_BYTES = 64 * 1024
 
 
@@ -162,66 +139,40 @@ def check_writable_paths(*paths: Path | None, inputs: Sequence[Path] = ()) -> No
     Outputs(extra=tuple(p for p in paths if p is not None)).check(inputs)
 
 
-def report_outputs(
-    json: Path | None = None,
-    junit: Path | None = None,
-    summary: Path | None = None,
-    badge: Path | None = None,
-) -> Outputs:
-    """The files of ``--json/--junit/--summary/--badge``.
+def report_outputs(**given: Path | None) -> Outputs:
+    """The reports of a run's options, by format name (``json=Path("r.json")``).
 
-    Without ``--summary``, a run inside GitHub Actions appends its summary to
-    the job's (``$GITHUB_STEP_SUMMARY``), keeping what earlier steps wrote.
-    ``--badge FILE`` writes ``FILE`` (``.svg`` added if missing) and its
-    shields.io endpoint beside it: ``badge.svg`` -> ``badge.shields.json``.
-    Any of them may be ``-``, standard output (the badge then without its endpoint).
+    A format with a default file (GitHub's step summary for ``--summary``, in
+    Actions) writes it when its option is not given, after what earlier steps
+    wrote there. Any file may be ``-``, standard output.
     """
-    from mgradcheck.reports.github import step_summary
+    chosen = []
+    for form in FORMATS:
+        path, prefix = given.get(form.name), ""
+        if path is None and form.default is not None and (path := form.default()) is not None:
+            prefix = _held(path)
+        if path is not None:
+            chosen.append(Output(form, path, prefix))
+    return Outputs(tuple(chosen))
 
-    prefix = ""
-    if summary is None and (summary := step_summary()) is not None:
-        try:
-            prefix = summary.read_text(encoding="utf-8", errors="replace")
-        except FileNotFoundError:
-            prefix = ""
-        except OSError as exc:
-            raise UsageError(f"cannot read {summary}: {exc.strerror or exc}") from None
-    svg, endpoint = None, None
-    if badge is not None:
-        from mgradcheck.reports import badge as badges  # XML: only for a badge
 
-        svg, endpoint = badges.files(badge)
-    return Outputs(
-        json=json,
-        junit=junit,
-        summary=summary,
-        summary_prefix=prefix,
-        badge=svg,
-        endpoint=endpoint,
-    )
+def _held(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return ""
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
 
 
 def write(report: Report, outputs: Outputs) -> None:
-    """Write the report to every file asked for, each atomically (each writer imported only then)."""
-    if outputs.json is not None:
-        from mgradcheck.reports import json_report
-
-        json_report.write(report, outputs.json)
-    if outputs.junit is not None:
-        from mgradcheck.reports import junit
-
-        junit.write(report, outputs.junit)
-    if outputs.summary is not None:
-        from mgradcheck.reports import markdown
-
-        markdown.write(report, outputs.summary, outputs.summary_prefix)
-    if outputs.badge is not None or outputs.endpoint is not None:
-        from mgradcheck.reports import badge
-
-        badge.write(report, outputs.badge, outputs.endpoint)
+    """Write the report to every file asked for, each atomically."""
+    for output in outputs.chosen:
+        output.format.write(report, output)
 
 
 __all__ = [
+    "Output",
     "Outputs",
     "WriteError",
     "check_directory",

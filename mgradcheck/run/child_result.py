@@ -137,7 +137,6 @@ def observe(
             message=f"exited with status {returncode} without a result{why}",
             **common,
         )
-    status = result["status"]
     exc_type = result.get("exc_type")
     fields: dict[str, Any] = {
         "exc_type": str(exc_type)[:200] if exc_type is not None else None,
@@ -145,11 +144,6 @@ def observe(
         "traceback": str(result.get("traceback", "")),
         "result_written": True,
     }
-    if status == "pass":
-        return Observation(Outcome.PASS, **fields, **common)
-    if status == "fail":
-        return Observation(Outcome.FAIL, **fields, **common)
-    if status == "skip":
-        return Observation(Outcome.SKIP, **fields, **common)
-    harness = result.get("phase") == "setup"
-    return Observation(Outcome.ERROR, harness_error=harness, **fields, **common)
+    outcome = Outcome.from_child(str(result["status"]))
+    harness = outcome is Outcome.ERROR and result.get("phase") == "setup"
+    return Observation(outcome, harness_error=harness, **fields, **common)

@@ -75,17 +75,7 @@ class EntryResult:
         """The most telling outcome among the runs (a crash over a pass, say)."""
         if not self.runs:
             return Outcome.NOT_RUN
-        seen = {r.outcome for r in self.runs}
-        for candidate in (
-            Outcome.NOT_RUN,
-            Outcome.CRASH,
-            Outcome.TIMEOUT,
-            Outcome.ERROR,
-            Outcome.FAIL,
-        ):
-            if candidate in seen:
-                return candidate
-        return self.runs[0].outcome
+        return max((r.outcome for r in self.runs), key=lambda outcome: outcome.rank)
 
     @property
     def duration(self) -> float:

@@ -34,12 +34,6 @@ from mgradcheck.run.stages import Reporter, Snapshots
 from mgradcheck.suites.collect import SuiteTest
 
 DEFAULT_TIMEOUT = 120.0
-STATUSES = {
-    "pass": Outcome.PASS,
-    "fail": Outcome.FAIL,
-    "error": Outcome.ERROR,
-    "skip": Outcome.SKIP,
-}
 
 
 @dataclass(frozen=True)
@@ -77,7 +71,7 @@ def observation(finished: Finished) -> Observation:
         )
     if line is None or (finished.alone and run.outcome in (Outcome.CRASH, Outcome.TIMEOUT)):
         return run  # it never finished, or its child died after it did: that is its outcome
-    outcome = STATUSES.get(str(line.get("status")), Outcome.ERROR)
+    outcome = Outcome.from_child(str(line.get("status")))
     message = str(line.get("message", ""))
     if finished.note and outcome is not Outcome.FAIL and outcome is not Outcome.ERROR:
         message = f"{message}; {finished.note}" if message else finished.note

@@ -119,10 +119,7 @@ def test_badge_file_naming() -> None:
 
 def test_run_badge_option_names_both_files(tmp_path: Path) -> None:
     outputs = outputs_.report_outputs(badge=tmp_path / "status")
-    assert (outputs.badge, outputs.endpoint) == (
-        tmp_path / "status.svg",
-        tmp_path / "status.shields.json",
-    )
+    assert outputs.paths() == [tmp_path / "status.svg", tmp_path / "status.shields.json"]
     clash = outputs_.report_outputs(json=tmp_path / "r.shields.json", badge=tmp_path / "r.svg")
     with pytest.raises(UsageError, match="named for two different reports"):
         clash.check()

@@ -19,7 +19,7 @@ from mgradcheck.errors import WriteError
 from mgradcheck.outcomes import Verdict
 from mgradcheck.reports import badge as badges
 from mgradcheck.reports.incremental import SnapshotWriter
-from mgradcheck.reports.outputs import Outputs
+from mgradcheck.reports.outputs import Outputs, report_outputs
 from mgradcheck.run import stages
 from mgradcheck.run.results import Report
 from mgradcheck.run.runner import RunOptions
@@ -52,7 +52,7 @@ def test_a_failed_write_warns_once_and_the_run_goes_on(tmp_path: Path) -> None:
         attempts.append(rep)
         raise WriteError("cannot write r.json: No space left on device")
 
-    writer = SnapshotWriter(Outputs(json=tmp_path / "r.json"), warnings.append, full_disk)
+    writer = SnapshotWriter(report_outputs(json=tmp_path / "r.json"), warnings.append, full_disk)
     for done in ((), (result("a"),), (result("a"), result("b"))):
         writer(report(*done, interrupted=True))
     assert len(attempts) == 1 and len(warnings) == 1
@@ -60,13 +60,13 @@ def test_a_failed_write_warns_once_and_the_run_goes_on(tmp_path: Path) -> None:
 
 
 def test_execute_rewrites_the_files_while_it_runs(tmp_path: Path) -> None:
-    outputs = Outputs(json=tmp_path / "r.json", junit=tmp_path / "r.xml")
+    outputs = report_outputs(json=tmp_path / "r.json", junit=tmp_path / "r.xml")
     seen_on_disk: list[list[str]] = []
 
     class Peek(RecordingProgress):
         def line(self, text: str, style: str = "") -> None:
             # Called before the writer rewrites the files: they hold the entries before this one.
-            root = ET.parse(outputs.junit).getroot()  # type: ignore[arg-type]
+            root = ET.parse(tmp_path / "r.xml").getroot()
             seen_on_disk.append([c.get("name", "") for c in root.iter("testcase")])
 
     entries = stages.select(stages.load_corpus([BEHAVIOURS]), ["passes", "fails-check"])
@@ -75,7 +75,7 @@ def test_execute_rewrites_the_files_while_it_runs(tmp_path: Path) -> None:
     rep, interrupted = stages.execute(entries, command, env, RunOptions(), Peek(), snapshots=writer)
     assert interrupted is None
     assert sorted(map(len, seen_on_disk)) == [0, 1]
-    data = json.loads(outputs.json.read_text())  # type: ignore[union-attr]
+    data = json.loads((tmp_path / "r.json").read_text())
     assert data["interrupted"] is True and data["meta"]["partial"] == {"finished": 2, "planned": 2}
     assert (
         not rep.interrupted and "partial" not in rep.meta
@@ -211,7 +211,7 @@ def test_json_junit_summary_badge_and_table_agree(tmp_path: Path) -> None:
 def test_rewrites_come_at_most_once_an_interval_and_the_last_is_never_lost(tmp_path: Path) -> None:
     written: list[int] = []
     writer = SnapshotWriter(
-        Outputs(json=tmp_path / "r.json"),
+        report_outputs(json=tmp_path / "r.json"),
         pytest.fail,
         lambda r, o: written.append(len(r.results)),
         0.3,

@@ -9,6 +9,7 @@ import pytest
 from mgradcheck.outcomes import Outcome, Verdict
 from mgradcheck.reports import markdown
 from mgradcheck.reports import outputs as outputs_
+from mgradcheck.reports.formats import BY_NAME, Output
 from tests.builders import every_outcome, every_verdict, report, result
 
 
@@ -75,7 +76,7 @@ def test_step_summary_is_appended_by_default(
     summary.write_text("# Earlier step\n", encoding="utf-8")
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
     outputs = outputs_.report_outputs()
-    assert outputs.summary == summary
+    assert [o.path for o in outputs.chosen] == [summary]
     rep = report(result("a"))
     outputs_.write(rep, outputs)
     outputs_.write(rep, outputs)  # rewritten as entries finish: appended once, not twice
@@ -87,11 +88,11 @@ def test_step_summary_is_appended_by_default(
 def test_an_explicit_summary_file_wins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path / "github.md"))
     outputs = outputs_.report_outputs(summary=tmp_path / "mine.md")
-    assert outputs.summary == tmp_path / "mine.md" and outputs.summary_prefix == ""
+    assert outputs.get("summary") == Output(BY_NAME["summary"], tmp_path / "mine.md")
 
 
 def test_no_summary_outside_github() -> None:
-    assert outputs_.report_outputs().summary is None
+    assert outputs_.report_outputs().get("summary") is None
 
 
 def test_a_suites_tests_count_outcomes_and_say_how_they_map() -> None:
