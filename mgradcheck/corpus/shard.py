@@ -29,8 +29,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mgradcheck.corpus.entry import Entry
-
 MAX_SHARDS = 100_000
 _SHAPE = re.compile(r"\s*(\d+)\s*/\s*(\d+)\s*")
 DURATIONS_BYTES = 64 << 20  # a durations file of a million tests is a few tens of MiB
@@ -170,33 +168,3 @@ def load_durations(path: Path) -> dict[str, float]:
                 "is not a number of seconds"
             )
     return seconds
-
-
-def cost(entry: Entry, repeat: int | None = None) -> int:
-    """The relative cost of an entry: its child runs."""
-    return repeat or entry.repeat
-
-
-def units(entries: Sequence[Entry], repeat: int | None = None) -> list[Unit]:
-    return [Unit(e.id, cost(e, repeat)) for e in entries]
-
-
-def assign(
-    entries: Sequence[Entry],
-    count: int,
-    repeat: int | None = None,
-    durations: Mapping[str, float] | None = None,
-) -> dict[str, int]:
-    """Entry id -> shard number (from 1)."""
-    return deal(units(entries, repeat), count, durations)
-
-
-def select(
-    entries: Sequence[Entry],
-    shard: Shard,
-    repeat: int | None = None,
-    durations: Mapping[str, float] | None = None,
-) -> list[Entry]:
-    """The entries of one shard, in their corpus order (possibly none)."""
-    placed = assign(entries, shard.count, repeat, durations)
-    return [e for e in entries if placed[e.id] == shard.index]

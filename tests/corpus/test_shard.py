@@ -15,19 +15,34 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mgradcheck.corpus.entry import Entry
-from mgradcheck.corpus.shard import (
-    Shard,
-    Unit,
-    assign,
-    cost,
-    deal,
-    load_durations,
-    select,
-    split,
-)
+from mgradcheck.corpus.shard import Shard, Unit, deal, load_durations, split
 from tests.conftest import BEHAVIOURS, behaviour
 
 TEMPLATE = behaviour("passes")
+
+
+def cost(entry: Entry, repeat: int | None = None) -> int:
+    """An entry's weight when dealt, as run and matrix weigh it: its child runs."""
+    return repeat or entry.repeat
+
+
+def assign(
+    corpus: list[Entry],
+    count: int,
+    repeat: int | None = None,
+    durations: dict[str, float] | None = None,
+) -> dict[str, int]:
+    return deal([Unit(e.id, cost(e, repeat)) for e in corpus], count, durations)
+
+
+def select(
+    corpus: list[Entry],
+    shard: Shard,
+    repeat: int | None = None,
+    durations: dict[str, float] | None = None,
+) -> list[Entry]:
+    placed = assign(corpus, shard.count, repeat, durations)
+    return [e for e in corpus if placed[e.id] == shard.index]
 
 
 def entries(repeats: list[int]) -> list[Entry]:
