@@ -40,5 +40,13 @@ for what, f, g, xn in (
     if "unique" in what:
         line += f", float64 differences {fd(g, xn).round(6).tolist()}"
     print(line + ":", "adjoint" if ok else "NOT ADJOINT")
+# One order up: the Hessian of max(x) ** 2 at [1, 3, 3], forward over reverse (jvp of the
+# gradient, column by column) against reverse over reverse (vjp of the gradient, row by row).
+sq_max = mx.grad(lambda v: mx.max(v) ** 2)
+fwd, rev = jacobians(sq_max, np.array([1.0, 3.0, 3.0]))
+ok = np.allclose(fwd, rev)
+wrong |= not ok
+print(f"Hessian of max(x) ** 2 at [1, 3, 3]: forward over reverse {fwd.tolist()}, reverse over reverse"
+      f" {rev.tolist()}:", "agree" if ok else "DISAGREE")
 print(mx.__version__)
 sys.exit(1 if wrong else 0)
