@@ -170,9 +170,11 @@ def plan(
 
 
 def explored(command: ChildCommand, env: Environment, options: SweepOptions) -> Exploration:
-    """The calls ``options.explore`` asks for, drawn from the target MLX's own signatures."""
+    """The calls and graphs ``options.explore`` asks for, drawn from the target MLX's own
+    signatures."""
     signatures = target_signatures(command, env)
-    return explore(signatures, options.explore, options.seed, options.dtypes, catalogue())
+    n = options.explore
+    return explore(signatures, n, options.seed, options.dtypes, catalogue(), graphs=n)
 
 
 def confirm(
