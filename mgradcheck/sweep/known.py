@@ -87,7 +87,7 @@ def operations(group: Group, shown: CaseResult) -> list[str]:
 
 def _who(group: Group, shown: CaseResult) -> str:
     ops = operations(group, shown)
-    return ALIAS_OF.get(ops[0], ops[0]) if len(ops) == 1 else "∘".join(ops)
+    return ALIAS_OF.get(ops[0], ops[0]) if len(ops) == 1 else group.op
 
 
 def cause_of(group: Group, shown: CaseResult) -> str:

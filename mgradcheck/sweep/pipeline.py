@@ -293,18 +293,27 @@ def name_causes(report: SweepReport) -> None:
 
 def _shown(progress: Progress, total: int) -> Callable[[CaseResult], None]:
     """Tells ``progress`` of each case's result: a finding or an error by name, the count
-    (as its status at most once a second, which a log shows as a line)."""
-    done = 0
+    of cases, drawn calls and graphs run and of findings so far (as its status at most once
+    a second, which a log shows as a line)."""
+    ran: Counter[str] = Counter()
     said = 0.0
 
     def shown(result: CaseResult) -> None:
-        nonlocal done, said
-        done += 1
+        nonlocal said
+        case = result.task.case
+        ran["case"] += 1
+        ran["graph" if case.graph is not None else "drawn call" if case.drawn else ""] += 1
+        ran["finding"] += result.status.is_finding
         if result.status.is_finding or result.status is Status.ERROR:
             progress.line(f"{result.task.key}: {result.status.label}")
         progress.advance()
-        if done == total or time.monotonic() - said >= 1.0:
+        if ran["case"] == total or time.monotonic() - said >= 1.0:
             said = time.monotonic()
-            progress.status(f"{done}/{total} cases run")
+            drawn = [count(ran[k], k) for k in ("drawn call", "graph") if ran[k]]
+            progress.status(
+                f"{ran['case']}/{total} cases run"
+                + (f" ({', '.join(drawn)})" if drawn else "")
+                + f"; {count(ran['finding'], 'finding')} so far"
+            )
 
     return shown

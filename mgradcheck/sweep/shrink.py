@@ -143,7 +143,8 @@ Propose = Callable[[CaseResult], list[tuple[str, Spec]]]
 
 
 def fewer_operations(group: Group) -> list[Propose]:
-    """For a drawn graph, steps that each drop one of its operations (none for a call)."""
+    """For a drawn graph, steps that each drop one of its outputs or operations (none for a
+    call)."""
     graph = group.representative().task.case.graph
     if not isinstance(graph, Graph):
         return []
@@ -158,7 +159,7 @@ def fewer_operations(group: Group) -> list[Propose]:
             found.append((what, _with(result.task.spec, fn=fn, inputs=inputs)))
         return found
 
-    return [drop] * (len(graph.ops) - 1)
+    return [drop] * (len(graph.ops) + len(graph.outputs) - 2)
 
 
 def proposals(group: Group) -> list[Propose]:

@@ -18,9 +18,10 @@ node twice, or a node and an input itself, so that outputs alias each other
 or an input under every transform.
 
 A graph becomes one sweep case whose ``fn`` is a lambda; a node read twice is
-bound once with ``:=``. Shrinking drops operations (:meth:`Graph.smaller`):
-a node becomes a fresh input of its shape and interval, or an output becomes
-its operand, and what no output reads is removed. The operations themselves
+bound once with ``:=``. Shrinking drops outputs and operations
+(:meth:`Graph.smaller`): a node becomes a fresh input of its shape and
+interval, or an output becomes its operand, and what no output reads is
+removed. The operations themselves
 are in :mod:`.graph_operations`.
 """
 
@@ -99,8 +100,12 @@ class Graph:
         return f"lambda {', '.join(names.values())}: {text}", specs
 
     def smaller(self) -> list[tuple[str, Graph]]:
-        """Each graph with one operation fewer that is still valid, and what was dropped."""
+        """Each graph with one output or one operation fewer that is still valid, and what
+        was dropped."""
         found = []
+        for k in range(len(self.outputs) if len(self.outputs) > 1 else 0):
+            outputs = self.outputs[:k] + self.outputs[k + 1 :]
+            found.append((f"dropped output {k + 1}", Graph(self.nodes, outputs).pruned()))
         for i, n in enumerate(self.nodes):
             if n.is_input:
                 continue
