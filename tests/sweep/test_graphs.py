@@ -199,3 +199,17 @@ def test_the_report_keeps_how_many_graphs_were_drawn() -> None:
 
     explored = Exploration([*drawn_graphs(table(), 2, seed=0)], 300)
     assert json.loads(json.dumps(explored.to_json()))["graphs"] == 2
+
+
+def test_an_operation_applies_only_where_the_catalogue_finds_it_smooth() -> None:
+    """sqrt is finite at 0.1, but the catalogue's plain call of it starts at 0.3: a node
+    that may reach below that is not its operand; one that may reach 80 is not exp's."""
+    import random
+
+    from mgradcheck.sweep.explore.graphs import Builder
+
+    apply = {name: f for name, _, f in table()}
+    for op, span, fits in (("mx.sqrt", (0.1, 2.0), False), ("mx.sqrt", (0.5, 2.0), True),
+                           ("mx.exp", (-2.0, 80.0), False), ("mx.exp", (-2.0, 2.0), True)):  # fmt: skip
+        built = Builder(random.Random(0))
+        assert apply[op](built, built.fresh((3,), span)) is fits, (op, span)
