@@ -17,7 +17,7 @@ from mgradcheck.sweep.case_runs import CaseResult, Status, Task
 from mgradcheck.sweep.catalogue import Case, calls, catalogue, select
 from mgradcheck.sweep.explore.generate import drawn_graphs, example_ranges
 from mgradcheck.sweep.explore.graph_operations import operations
-from mgradcheck.sweep.explore.graphs import DEFAULT, Apply, Graph, Node
+from mgradcheck.sweep.explore.graphs import DEFAULT, Apply, Graph, Node, returns_twice
 from mgradcheck.sweep.findings import group
 from mgradcheck.sweep.known import causes
 from mgradcheck.sweep.pipeline import _shown
@@ -213,3 +213,25 @@ def test_an_operation_applies_only_where_the_catalogue_finds_it_smooth() -> None
                            ("mx.exp", (-2.0, 80.0), False), ("mx.exp", (-2.0, 2.0), True)):  # fmt: skip
         built = Builder(random.Random(0))
         assert apply[op](built, built.fresh((3,), span)) is fits, (op, span)
+
+
+def test_a_graph_that_still_fails_only_with_one_node_returned_twice_is_that_cause() -> None:
+    """MLX's vjp of a function returning one array twice weighs one of its cotangents only:
+    shrinking keeps the second output, and every such graph is that one cause."""
+    twice = Graph(CHAIN.nodes, (3, 3))
+    fn = twice.render()[0]
+    assert returns_twice(fn) and not returns_twice(CHAIN.render()[0])
+    assert not returns_twice("lambda a: (mx.sin(a), a)")
+
+    def wrong_while_twice(task: Task) -> CaseResult:
+        shows = returns_twice(task.spec["fn"])
+        found = [{"kind": "wrong-value", "check": "vjp", "traced": ["a"], "paths": "vjp vs fd",
+                  "detail": "observed 1, expected 2"}] if shows else []  # fmt: skip
+        return CaseResult(task, Status.WRONG if shows else Status.PASS, findings=found)
+
+    result = wrong_while_twice(Task.of(_graph_case(twice), "float32"))
+    (found,) = group([result])
+    (shrunk,) = shrink_all([found], Fake(wrong_while_twice))
+    assert returns_twice(shrunk.spec["fn"]) and len(shrunk.steps) >= 2
+    (cause,) = causes([found], [shrunk.result], [], "0.32.4", "cpu")
+    assert cause.key == "an output returned twice: wrong-value (vjp)"

@@ -27,6 +27,7 @@ are in :mod:`.graph_operations`.
 
 from __future__ import annotations
 
+import ast
 import random
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -215,3 +216,13 @@ def draw_graph(rng: random.Random, table: Sequence[tuple[str, int, Apply]]) -> G
         earlier = [i for i in b.arrays() if b.nodes[i].op and i != latest]
         outputs += [rng.choice(earlier)] if earlier else []
     return Graph(tuple(b.nodes), tuple(outputs)).pruned()
+
+
+def returns_twice(fn: str) -> bool:
+    """Whether the lambda ``fn`` (a rendered graph) returns one node as two of its outputs."""
+    body = ast.parse(fn, mode="eval").body
+    out = body.body if isinstance(body, ast.Lambda) else body
+    if isinstance(out, ast.Subscript) and isinstance(out.value, ast.Tuple):  # (t := ..., OUT)[-1]
+        out = out.value.elts[-1]
+    seen = [ast.dump(e) for e in out.elts] if isinstance(out, ast.Tuple) else []
+    return len(set(seen)) < len(seen)
