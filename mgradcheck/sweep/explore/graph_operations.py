@@ -10,6 +10,7 @@ its domain is not applied.
 
 from __future__ import annotations
 
+import itertools
 import math
 import operator
 import random
@@ -24,7 +25,7 @@ POSITIVE: Span = (0.5, 2.0)
 def image(f: Callable[..., float], spans: Sequence[Span]) -> Span | None:
     """The interval of ``f`` over ``spans`` (sampled), or None where it is not finite and small."""
     grids = [[lo + (hi - lo) * k / 24 for k in range(25)] for lo, hi in spans]
-    points = [(u,) for u in grids[0]] if len(grids) == 1 else [(u, v) for u in grids[0] for v in grids[1]]  # fmt: skip
+    points = list(itertools.product(*grids))
     try:
         values = [f(*p) for p in points]
     except (ValueError, OverflowError, ZeroDivisionError):
@@ -36,12 +37,11 @@ def image(f: Callable[..., float], spans: Sequence[Span]) -> Span | None:
 
 def broadcast(a: Shape, b: Shape) -> Shape | None:
     """The shape ``a`` and ``b`` broadcast to, or None when they do not."""
-    out = []
-    for m, n in zip(reversed((1,) * (len(b) - len(a)) + a), reversed((1,) * (len(a) - len(b)) + b), strict=True):  # fmt: skip
-        if m != n and 1 not in (m, n):
-            return None
-        out.append(n if m == 1 else m)
-    return tuple(reversed(out))
+    rank = max(len(a), len(b))
+    a, b = (1,) * (rank - len(a)) + a, (1,) * (rank - len(b)) + b
+    if any(m != n and 1 not in (m, n) for m, n in zip(a, b, strict=True)):
+        return None
+    return tuple(n if m == 1 else m for m, n in zip(a, b, strict=True))
 
 
 def smaller_shape(shape: Shape, rng: random.Random) -> Shape:
@@ -188,7 +188,8 @@ def matmul(b: Builder, x: int) -> bool:
 def where(b: Builder, x: int) -> bool:
     shape = b.shape(x)
     mask = b.add(Node("", "", (), smaller_shape(shape, b.rng), mask=True))
-    y = b.other(x, lambda n: broadcast(shape, n.shape or ()) == shape, smaller_shape(shape, b.rng), DEFAULT)  # fmt: skip
+    y = b.other(x, lambda n: broadcast(shape, n.shape or ()) == shape,
+                smaller_shape(shape, b.rng), DEFAULT)  # fmt: skip
     spans = (b.nodes[x].span, b.nodes[y].span)
     span = (min(s[0] for s in spans), max(s[1] for s in spans))
     out = broadcast(shape, b.shape(y))

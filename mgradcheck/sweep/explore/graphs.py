@@ -31,7 +31,7 @@ import ast
 import random
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from mgradcheck.sweep.explore.domains import Shape
 
@@ -137,10 +137,8 @@ class Graph:
                 todo.extend(self.nodes[i].operands)
         order = sorted(keep)
         at = {old: new for new, old in enumerate(order)}
-        nodes = []
-        for i in order:
-            n = self.nodes[i]
-            nodes.append(Node(n.op, n.source, tuple(at[j] for j in n.operands), n.shape, n.span, n.mask))  # fmt: skip
+        nodes = [self.nodes[i] for i in order]
+        nodes = [replace(n, operands=tuple(at[j] for j in n.operands)) for n in nodes]
         return Graph(tuple(nodes), tuple(at[o] for o in self.outputs))
 
 
@@ -180,7 +178,10 @@ class Builder:
             return self.rng.choice(found)
         return self.fresh(shape, span)
 
-    def parts(self, op: str, source: str, operands: tuple[int, ...], parts: Sequence[tuple[Shape, Span]]) -> None:  # fmt: skip
+    def parts(
+        self, op: str, source: str, operands: tuple[int, ...], parts: Sequence[tuple[Shape, Span]]
+    ) -> None:
+        """A multi-output node, and one node per output (``{0}[k]``) that later nodes read."""
         whole = self.add(Node(op, source, operands, None))
         for k, (shape, span) in enumerate(parts):
             self.add(Node("", f"{{0}}[{k}]", (whole,), shape, span))
