@@ -6,7 +6,9 @@ reduction crashes sum, mean, add, matmul and softmax alike. A group's cause is
 what it died of and where (a crash: the signal and the check that was running;
 an error: MLX's message with its numbers left out), or, for a wrong answer, the
 operation and the check, since two wrong values are two bugs until shown to be
-one.
+one. A drawn graph's finding is about the operations its shrunk run still calls:
+shrunk to one, it is that operation's cause, as a single call's would be; still
+needing one node returned as two outputs, it is that cause, whichever graph.
 
 A cause is a known bug when an entry of the corpus expects its bug on this
 release and backend, expects the finding's outcome (a crash, or a failed
