@@ -102,7 +102,8 @@ class SweepReport:
     interrupted: Interrupted | None = None  # stopped by SIGINT/SIGTERM: the results are partial
     coverage: Table | None = None  # with --coverage: MLX's operations by transform
     explored: Exploration | None = None  # with --explore: the calls drawn, the operations skipped
-    drawn: int = 0  # of the cases, how many are drawn calls (the rest are the catalogue's)
+    drawn: int = 0  # of the cases, how many are drawn calls or graphs (not the catalogue's)
+    graphs: int = 0  # of the drawn, how many are graphs of several operations
     meta: dict[str, Any] = field(default_factory=dict)  # a shard's: see corpus.shard.split
 
     def counts(self) -> Counter[Status]:
@@ -121,7 +122,12 @@ class SweepReport:
         designed = {f.cause for f in self.findings if f.by_design}
         return (
             f"{count(self.cases - self.drawn, 'catalogue case')}"
-            + (f" and {count(self.drawn, 'drawn call')}" if self.drawn else "")
+            + (
+                f" and {count(self.drawn - self.graphs, 'drawn call')}"
+                if self.drawn > self.graphs
+                else ""
+            )
+            + (f" and {count(self.graphs, 'graph')}" if self.graphs else "")
             + f", {count(len(self.results), 'run')} in "
             f"{self.seconds:.0f}s on mlx {self.environment.mlx}: {parts}; "
             f"{count(len(self.findings), 'distinct finding')}"
@@ -222,6 +228,7 @@ def sweep(
         progress.stop()
     report = SweepReport(env, len(chosen), results, budget=options.budget, explored=explored)
     report.drawn = sum(c.drawn for c in chosen)
+    report.graphs = sum(c.graph is not None for c in chosen)
     report.interrupted = executor.interrupted
     if names is not None:
         report.coverage = tabulate(names, chosen, results, catalogue())

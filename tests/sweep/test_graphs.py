@@ -235,3 +235,13 @@ def test_a_graph_that_still_fails_only_with_one_node_returned_twice_is_that_caus
     assert returns_twice(shrunk.spec["fn"]) and len(shrunk.steps) >= 2
     (cause,) = causes([found], [shrunk.result], [], "0.32.4", "cpu")
     assert cause.key == "an output returned twice: wrong-value (vjp)"
+
+
+def test_the_summary_counts_graphs_apart_from_drawn_calls() -> None:
+    from mgradcheck.sweep.pipeline import SweepReport
+    from tests.conftest import environment
+
+    report = SweepReport(environment(), 61, [], drawn=60, graphs=60)
+    assert report.summary_line().startswith("1 catalogue case and 60 graphs, 0 runs")
+    report.graphs = 20
+    assert report.summary_line().startswith("1 catalogue case and 40 drawn calls and 20 graphs,")
