@@ -100,8 +100,8 @@ def _checks(ctx: click.Context, param: click.Parameter, value: Sequence[str]) ->
     show_default=True,
     metavar="N",
     help="Also run N calls drawn (by --seed) from the target MLX's own signatures and a table of "
-    "domains, in every dtype kind (float64, complex64, integers, bool), after the catalogue's "
-    "cases and within the budget.",
+    "domains, in every dtype kind (float64, complex64, integers, bool), and N graphs of 2 to 4 "
+    "operations ('graph*'), after the catalogue's cases and within the budget.",
 )
 @click.option("--transform-dtypes", "--compile-dtypes", "transform_dtypes", default="float32",
               show_default=True, metavar="D[,D...]",

@@ -6,7 +6,9 @@ reduction crashes sum, mean, add, matmul and softmax alike. A group's cause is
 what it died of and where (a crash: the signal and the check that was running;
 an error: MLX's message with its numbers left out), or, for a wrong answer, the
 operation and the check, since two wrong values are two bugs until shown to be
-one.
+one. A drawn graph's finding is about the operations its shrunk run still calls:
+shrunk to one, it is that operation's cause, as a single call's would be; still
+needing one node returned as two outputs, it is that cause, whichever graph.
 
 A cause is a known bug when an entry of the corpus expects its bug on this
 release and backend, expects the finding's outcome (a crash, or a failed
@@ -35,7 +37,9 @@ from mgradcheck.child.gradcheck_spec import COMPILED
 from mgradcheck.corpus.entry import Entry
 from mgradcheck.outcomes import Outcome
 from mgradcheck.sweep.case_runs import CaseResult
+from mgradcheck.sweep.catalogue import calls
 from mgradcheck.sweep.catalogue.elementwise import ALIAS_OF
+from mgradcheck.sweep.explore.graphs import returns_twice
 from mgradcheck.sweep.findings import Group
 
 # The corpus tags that say an entry is about what a check exercises.
@@ -75,6 +79,23 @@ def _check(group: Group, shown: CaseResult) -> str:
     return checks[-1] if checks else ""
 
 
+def operations(group: Group, shown: CaseResult) -> list[str]:
+    """What ``group`` is about: its operation, or, for a drawn graph, those its shrunk run
+    ``shown`` still calls (a graph shrunk to one operation is that operation's finding)."""
+    if shown.task.case.graph is None:
+        return [group.op]
+    fn = str(shown.task.spec["fn"])
+    if returns_twice(fn):  # shrinking kept it: MLX got one node as two outputs wrong
+        return ["an output returned twice"]
+    called = [name.split(".", 1)[1] for name in calls(fn)]
+    return called or [group.op]  # only views are left, which are no call
+
+
+def _who(group: Group, shown: CaseResult) -> str:
+    ops = operations(group, shown)
+    return ALIAS_OF.get(ops[0], ops[0]) if len(ops) == 1 else group.op
+
+
 def cause_of(group: Group, shown: CaseResult) -> str:
     """The cause of ``group`` as seen in ``shown`` (its shrunk run, or a member)."""
     if group.kind in ("crash", "timeout"):
@@ -86,7 +107,7 @@ def cause_of(group: Group, shown: CaseResult) -> str:
         died = "a hang" if group.kind == "timeout" else "a crash"
         # Compiled checks share the compiler, where one bug kills many operations; a
         # transform's crash is its primitive's (each has its own jvp, vjp, vmap).
-        who = "" if check in COMPILED else f"{ALIAS_OF.get(group.op, group.op)}: "
+        who = "" if check in COMPILED else f"{_who(group, shown)}: "
         return f"{who}{died} in the {check} check{side}" if check else f"{who}{died}"
     if group.kind == "error":
         seen = group.matching(shown)
@@ -101,7 +122,7 @@ def cause_of(group: Group, shown: CaseResult) -> str:
         # MLX differentiates an integer or bool input as if it were a float, then casts the
         # derivative to its dtype, in every operation: one cause, not one per operation.
         return "integers: a derivative by an integer or bool argument is not zero"
-    return f"{ALIAS_OF.get(group.op, group.op)}: {group.kind} ({group.check})"
+    return f"{_who(group, shown)}: {group.kind} ({group.check})"
 
 
 def _said(text: str) -> str:
@@ -111,7 +132,7 @@ def _said(text: str) -> str:
     return _NUMBERS.sub("N", text).strip()[:160]
 
 
-def _names(entry: Entry, group: Group) -> int:
+def _names(entry: Entry, group: Group, ops: Sequence[str]) -> int:
     """How surely ``entry`` is about ``group``'s operation: 3 when one of its sweep cases
     found it, 2 when it is tagged with it, 1 when its code names it (``mx.op``,
     ``mx.fft.op``, a method call ``x.op(``), else 0. Prose is not read: "each slice" is not
@@ -120,14 +141,14 @@ def _names(entry: Entry, group: Group) -> int:
         r.task.case.id for r in group.results
     }:
         return 3
-    names = _spellings(group.op)
+    names = {name for op in ops for name in _spellings(op)}
     if names & set(entry.tags):
         return 2
     for name in names:
         call = rf"mx\.(?:\w+\.)?{re.escape(name)}\b|\.{re.escape(name)}\s*\("
         if re.search(call, entry.code or "") or re.search(call, str(entry.gradcheck or "")):
             return 1
-    return 1 if _built_as(group.op, entry) else 0
+    return 1 if any(_built_as(op, entry) for op in ops) else 0
 
 
 def _built_as(op: str, entry: Entry) -> bool:
@@ -150,9 +171,17 @@ def _spellings(op: str) -> set[str]:
     return {op, ALIAS_OF.get(op, op)}
 
 
-def matches(entry: Entry, group: Group, check: str, mlx: Version, backend: str) -> int:
+def matches(
+    entry: Entry,
+    group: Group,
+    check: str,
+    mlx: Version,
+    backend: str,
+    ops: Sequence[str] | None = None,
+) -> int:
     """How surely ``entry`` is the known bug (or guard) behind ``group``, seen by ``check``
-    (see :func:`_names`); 0 when it is not."""
+    (see :func:`_names`; ``ops``: what it is about, by default its operation); 0 when it
+    is not."""
     if entry.bug.affects and not entry.bug.expected(mlx, backend):
         return 0  # a bug this release should not have
     crash = group.kind in ("crash", "timeout")
@@ -161,7 +190,7 @@ def matches(entry: Entry, group: Group, check: str, mlx: Version, backend: str) 
         return 0
     if check and not TAGS.get(check, {check}) & set(entry.tags):
         return 0
-    sure = _names(entry, group)
+    sure = _names(entry, group, ops or [group.op])
     if not sure and crash and entry.bug.affects and check in _compiled_checks(entry):
         # Such a crash's cause is the compiled check alone (see cause_of): an open crash of
         # that check is it, whichever operation the entry's reproducer happens to use.
@@ -194,9 +223,9 @@ def causes(
         cause = found.setdefault(key, Cause(key))
         cause.groups.append(group)
         if version is not None and backend:
-            check = _check(group, run)
+            check, ops = _check(group, run), operations(group, run)
             for entry in entries:  # the surest match of any of the cause's groups
-                sure = matches(entry, group, check, version, backend)
+                sure = matches(entry, group, check, version, backend, ops)
                 if sure > cause.sure:
                     cause.entry, cause.by_design, cause.sure = entry.id, not entry.bug.affects, sure
     return list(found.values())

@@ -102,7 +102,8 @@ class SweepReport:
     interrupted: Interrupted | None = None  # stopped by SIGINT/SIGTERM: the results are partial
     coverage: Table | None = None  # with --coverage: MLX's operations by transform
     explored: Exploration | None = None  # with --explore: the calls drawn, the operations skipped
-    drawn: int = 0  # of the cases, how many are drawn calls (the rest are the catalogue's)
+    drawn: int = 0  # of the cases, how many are drawn calls or graphs (not the catalogue's)
+    graphs: int = 0  # of the drawn, how many are graphs of several operations
     meta: dict[str, Any] = field(default_factory=dict)  # a shard's: see corpus.shard.split
 
     def counts(self) -> Counter[Status]:
@@ -121,7 +122,12 @@ class SweepReport:
         designed = {f.cause for f in self.findings if f.by_design}
         return (
             f"{count(self.cases - self.drawn, 'catalogue case')}"
-            + (f" and {count(self.drawn, 'drawn call')}" if self.drawn else "")
+            + (
+                f" and {count(self.drawn - self.graphs, 'drawn call')}"
+                if self.drawn > self.graphs
+                else ""
+            )
+            + (f" and {count(self.graphs, 'graph')}" if self.graphs else "")
             + f", {count(len(self.results), 'run')} in "
             f"{self.seconds:.0f}s on mlx {self.environment.mlx}: {parts}; "
             f"{count(len(self.findings), 'distinct finding')}"
@@ -170,9 +176,11 @@ def plan(
 
 
 def explored(command: ChildCommand, env: Environment, options: SweepOptions) -> Exploration:
-    """The calls ``options.explore`` asks for, drawn from the target MLX's own signatures."""
+    """The calls and graphs ``options.explore`` asks for, drawn from the target MLX's own
+    signatures."""
     signatures = target_signatures(command, env)
-    return explore(signatures, options.explore, options.seed, options.dtypes, catalogue())
+    n = options.explore
+    return explore(signatures, n, options.seed, options.dtypes, catalogue(), graphs=n)
 
 
 def confirm(
@@ -220,6 +228,7 @@ def sweep(
         progress.stop()
     report = SweepReport(env, len(chosen), results, budget=options.budget, explored=explored)
     report.drawn = sum(c.drawn for c in chosen)
+    report.graphs = sum(c.graph is not None for c in chosen)
     report.interrupted = executor.interrupted
     if names is not None:
         report.coverage = tabulate(names, chosen, results, catalogue())
@@ -291,18 +300,27 @@ def name_causes(report: SweepReport) -> None:
 
 def _shown(progress: Progress, total: int) -> Callable[[CaseResult], None]:
     """Tells ``progress`` of each case's result: a finding or an error by name, the count
-    (as its status at most once a second, which a log shows as a line)."""
-    done = 0
+    of cases, drawn calls and graphs run and of findings so far (as its status at most once
+    a second, which a log shows as a line)."""
+    ran: Counter[str] = Counter()
     said = 0.0
 
     def shown(result: CaseResult) -> None:
-        nonlocal done, said
-        done += 1
+        nonlocal said
+        case = result.task.case
+        ran["case"] += 1
+        ran["graph" if case.graph is not None else "drawn call" if case.drawn else ""] += 1
+        ran["finding"] += result.status.is_finding
         if result.status.is_finding or result.status is Status.ERROR:
             progress.line(f"{result.task.key}: {result.status.label}")
         progress.advance()
-        if done == total or time.monotonic() - said >= 1.0:
+        if ran["case"] == total or time.monotonic() - said >= 1.0:
             said = time.monotonic()
-            progress.status(f"{done}/{total} cases run")
+            drawn = [count(ran[k], k) for k in ("drawn call", "graph") if ran[k]]
+            progress.status(
+                f"{ran['case']}/{total} cases run"
+                + (f" ({', '.join(drawn)})" if drawn else "")
+                + f"; {count(ran['finding'], 'finding')} so far"
+            )
 
     return shown

@@ -1,4 +1,5 @@
-"""Shrink findings: fewest traced arguments, smallest shapes, simplest values that still fail.
+"""Shrink findings: fewest operations (of a drawn graph), fewest traced arguments, smallest
+shapes, simplest values that still fail.
 
 Greedy and bounded: each step proposes a few candidate specs, runs them all in
 children (crash-isolated like the sweep itself), and keeps the first candidate,
@@ -26,6 +27,7 @@ from typing import Any
 from mgradcheck.child.gradcheck_spec import CHECKS, FLOATS
 from mgradcheck.run.display import Progress, Silent
 from mgradcheck.sweep.case_runs import CaseResult, Executor, Status, Task
+from mgradcheck.sweep.explore.graphs import Graph
 from mgradcheck.sweep.findings import Group, arg_names
 from mgradcheck.wording import count
 
@@ -140,9 +142,30 @@ def simpler_values(result: CaseResult) -> list[tuple[str, Spec]]:
 Propose = Callable[[CaseResult], list[tuple[str, Spec]]]
 
 
+def fewer_operations(group: Group) -> list[Propose]:
+    """For a drawn graph, steps that each drop one of its outputs or operations (none for a
+    call)."""
+    graph = group.representative().task.case.graph
+    if not isinstance(graph, Graph):
+        return []
+    graphs = {graph.render()[0]: graph}  # each candidate's graph, by its fn
+
+    def drop(result: CaseResult) -> list[tuple[str, Spec]]:
+        current = graphs.get(result.task.spec["fn"])
+        found = []
+        for what, smaller in current.smaller() if current is not None else []:
+            fn, inputs = smaller.render()
+            graphs[fn] = smaller
+            found.append((what, _with(result.task.spec, fn=fn, inputs=inputs)))
+        return found
+
+    return [drop] * (len(graph.ops) + len(graph.outputs) - 2)
+
+
 def proposals(group: Group) -> list[Propose]:
     """The steps of shrinking ``group``'s finding, in order: each proposes candidates from the best run."""
     return [
+        *fewer_operations(group),
         lambda r: narrow(group, r),
         lambda r: (
             [("one point", _with(r.task.spec, points=1))]

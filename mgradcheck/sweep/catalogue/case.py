@@ -38,6 +38,8 @@ class Case:
     # A call drawn by the generator (sweep.explore) at its one dtype: it runs at that dtype,
     # which was drawn from the sweep's, whatever they are.
     drawn: bool = False
+    # A drawn graph's structure (sweep.explore.graphs.Graph), which shrinking drops operations of.
+    graph: object = field(default=None, compare=False, repr=False)
 
     @property
     def checks(self) -> tuple[str, ...]:

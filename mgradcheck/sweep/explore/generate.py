@@ -38,6 +38,9 @@ from mgradcheck.sweep.explore.domains import (
     Drawn,
     Index,
 )
+from mgradcheck.sweep.explore.graph_operations import operations as graph_operations
+from mgradcheck.sweep.explore.graph_operations import smaller_shape
+from mgradcheck.sweep.explore.graphs import Apply, draw_graph
 from mgradcheck.sweep.explore.signatures import (
     EITHER,
     POSITIONAL,
@@ -80,14 +83,23 @@ class Exploration:
     described: int  # operations whose signature parsed
     skipped: dict[str, str] = field(default_factory=dict)  # operation -> why none is drawn
 
+    @property
+    def graphs(self) -> list[Case]:
+        """The graphs of several operations among the cases (the rest are single calls)."""
+        return [c for c in self.cases if c.graph is not None]
+
     def to_json(self) -> dict[str, Any]:
-        return {"calls": len(self.cases), "described": self.described, "skipped": self.skipped}
+        calls = len(self.cases) - len(self.graphs)
+        return {"calls": calls, "graphs": len(self.graphs), "described": self.described,
+                "skipped": self.skipped}  # fmt: skip
 
     def summary_line(self) -> str:
-        ops = len({c.op for c in self.cases})
+        calls = [c for c in self.cases if c.graph is None]
+        ops = len({c.op for c in calls})
+        graphs = f", and {count(len(self.graphs), 'graph')} of several" if self.graphs else ""
         return (
-            f"drew {count(len(self.cases), 'call')} of {count(ops, 'operation')} from "
-            f"{count(self.described, 'signature')} of the target MLX; "
+            f"drew {count(len(calls), 'call')} of {count(ops, 'operation')} from "
+            f"{count(self.described, 'signature')} of the target MLX{graphs}; "
             f"{count(len(self.skipped), 'operation')} not drawn (their reasons: --json)"
         )
 
@@ -98,8 +110,10 @@ def explore(
     seed: int = 0,
     dtypes: Sequence[str] = ("float32",),
     examples: Sequence[Case] = (),
+    graphs: int = 0,
 ) -> Exploration:
-    """``count`` calls drawn with ``seed``, dealt round the operations in a seeded order.
+    """``count`` calls drawn with ``seed``, dealt round the operations in a seeded order,
+    and ``graphs`` graphs of several operations (their own draw: the calls stay the same).
 
     ``dtypes``: the sweep's floating dtypes (float64 is added). ``examples``: the
     catalogue, whose one-call cases say where each operation's arguments are smooth.
@@ -144,7 +158,23 @@ def explore(
                 drawn=True,
             )
         )
-    return Exploration(cases, len(operations), skipped)
+    table = graph_operations(list(signatures), ranges)
+    return Exploration([*cases, *drawn_graphs(table, graphs, seed)], len(operations), skipped)
+
+
+def drawn_graphs(table: Sequence[tuple[str, int, Apply]], n: int, seed: int) -> list[Case]:
+    """``n`` graphs drawn with ``seed``, in float32 mostly (where compile's fusion is
+    checked), float64 now and then."""
+    rng = random.Random(f"graphs {seed}")
+    cases = []
+    for i in range(n if table else 0):
+        graph = draw_graph(rng, table)
+        dtype = rng.choice(("float32", "float32", "float32", "float64"))
+        fn, inputs = graph.render()
+        name = f"graph{seed}-{i:04d}-{'-'.join(graph.ops).replace('.', '-')}"
+        cases.append(Case(name, graph.title, "graph", fn, tuple(inputs), dtypes=(dtype,),
+                          drawn=True, graph=graph))  # fmt: skip
+    return cases
 
 
 def example_ranges(examples: Sequence[Case]) -> dict[str, list[tuple[float, float]]]:
@@ -274,17 +304,8 @@ def _arrays(op: Operation, rng: random.Random) -> Drawn:
         if p.is_array_list or p.kind == VAR:
             drawn[p.name] = [base] * rng.choice((1, 2, 3))
         else:
-            drawn[p.name] = base if not drawn else _broadcast(base, rng)
+            drawn[p.name] = base if not drawn else smaller_shape(base, rng)
     return drawn
-
-
-def _broadcast(base: tuple[int, ...], rng: random.Random) -> tuple[int, ...]:
-    """A shape that broadcasts with ``base``: itself, fewer leading axes, a size-1 axis, a scalar."""
-    choices = [base, base[1:], ()]
-    if base:
-        axis = rng.randrange(len(base))
-        choices.append((*base[:axis], 1, *base[axis + 1 :]))
-    return rng.choice(choices)
 
 
 FLAGS = ("keepdims", "reverse", "inclusive", "precise", "upper", "transpose", "traditional")
