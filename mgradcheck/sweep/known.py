@@ -166,9 +166,14 @@ def _built_as(op: str, entry: Entry) -> bool:
     return any(index.functions[f][:1] == [own] for f in mlx_places.named(entry, index))
 
 
+# Causes that are no operation, and the tag an entry about each carries.
+CAUSE_TAGS = {"an output returned twice": "repeated-output"}
+
+
 def _spellings(op: str) -> set[str]:
-    """The catalogue's ``op`` and the function an alias of it names."""
-    return {op, ALIAS_OF.get(op, op)}
+    """The catalogue's ``op``, the function an alias of it names, and for a cause that is
+    no operation, the tag its entry carries."""
+    return {op, ALIAS_OF.get(op, op)} | ({CAUSE_TAGS[op]} if op in CAUSE_TAGS else set())
 
 
 def matches(

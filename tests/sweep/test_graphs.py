@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from mgradcheck.corpus import files, loader
 from mgradcheck.sweep.case_runs import CaseResult, Status, Task
 from mgradcheck.sweep.catalogue import Case, calls, catalogue, select
 from mgradcheck.sweep.explore.generate import drawn_graphs, example_ranges
@@ -235,6 +236,11 @@ def test_a_graph_that_still_fails_only_with_one_node_returned_twice_is_that_caus
     assert returns_twice(shrunk.spec["fn"]) and len(shrunk.steps) >= 2
     (cause,) = causes([found], [shrunk.result], [], "0.32.4", "cpu")
     assert cause.key == "an output returned twice: wrong-value (vjp)"
+    # The corpus holds that bug: such a finding is its entry, never new.
+    (known,) = causes(
+        [found], [shrunk.result], loader.load([files.bundled_corpus()]), "0.32.4", "cpu"
+    )
+    assert known.entry == "vjp-repeated-output-cotangent-dropped"
 
 
 def test_the_summary_counts_graphs_apart_from_drawn_calls() -> None:
