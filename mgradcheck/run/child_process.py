@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import os
 import select
 import signal
@@ -193,8 +194,7 @@ def run_child(
                 log_file = files.enter_context(tempfile.TemporaryFile(dir=workdir))
                 log_fd = _above_stdio(log_file.fileno(), files)
                 spec = {**spec, "log": f"/dev/fd/{log_fd}"}
-            # A Python literal, not JSON: the child reads it without importing json (see bootstrap).
-            spec_file.write(repr({**spec, "nonce": nonce}).encode("utf-8"))
+            spec_file.write(json.dumps({**spec, "nonce": nonce}).encode("utf-8"))
             spec_file.flush()
             spec_file.seek(0)
             spec_fd, result_fd = (_above_stdio(f.fileno(), files) for f in (spec_file, result_file))
