@@ -56,8 +56,9 @@ _watching = 0  # the threads that watch for the parent's death (one, where PDEAT
 
 def _join(cgroup: str) -> None:
     """Move this process into its cgroup, on a thread of its own: the move may wait for the
-    kernel (the cgroup write lock waits out an RCU grace period: up to some 20 ms of wall
-    clock, no CPU), and meanwhile the child imports MLX. :func:`contained` waits for it."""
+    kernel (the cgroup write lock waits out an RCU grace period: up to 19 ms of wall clock,
+    no CPU, in bench/README.md), and meanwhile the child imports MLX. :func:`contained`
+    waits for it."""
     global _moving
     import _thread
 

@@ -14,6 +14,7 @@ import contextlib
 import fcntl
 import json
 import os
+import secrets
 import select
 import signal
 import subprocess
@@ -184,7 +185,7 @@ def run_child(
             with own_tmpdir(command.kernels, workdir) as tmp:
                 own = replace(command, kernels=None, extra_env={**(command.extra_env or {}), **tmp})
                 return run_child(own, spec, workdir, timeout, on_start, log)
-        nonce = os.urandom(16).hex()  # what secrets.token_hex does, without its hmac and OpenSSL
+        nonce = secrets.token_hex(16)
         with contextlib.ExitStack() as files:
             workdir.mkdir(parents=True, exist_ok=True)
             spec_file = files.enter_context(tempfile.TemporaryFile(dir=workdir))
