@@ -3,7 +3,7 @@
 Timings are not asserted (``bench/run.py`` measures them); what is pinned is the
 cause of the slow start-ups the benchmark found: the release, index and build
 machinery and Rich imported by commands that install nothing and draw nothing; and
-ctypes and the other commands' modules imported by a run that needs none of them.
+the other commands' modules imported by a run that needs none of them.
 """
 
 from __future__ import annotations
@@ -52,10 +52,10 @@ def imported(*args: str) -> set[str]:
     }
 
 
-# Never imported by a quiet run on this interpreter: ctypes (its C half does), platformdirs
-# (the cache directory is named without it on Linux and macOS), sharding, the other commands.
+# Never imported by a quiet run on this interpreter: platformdirs (the cache directory is
+# named without it on Linux and macOS), sharding, the other commands.
 RUN_DENIED = (
-    "ctypes", "platformdirs",
+    "platformdirs",
     "mgradcheck.corpus.shard", "mgradcheck.cli.releases", "mgradcheck.cli.sweep",
     "mgradcheck.cli.tests", "mgradcheck.cli.report", "mgradcheck.cli.envs", "mgradcheck.cli.new",
 )  # fmt: skip
