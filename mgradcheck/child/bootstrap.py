@@ -7,15 +7,11 @@ it imports only the standard library until it reaches NumPy and MLX. SPEC and
 RESULT are normally ``/dev/fd/N``: files with no name that the parent passed
 down, so no other child can touch them. A result that is missing or unreadable
 means the child died, and the parent then reads the exit status instead.
-
-Start-up time is the floor of every run, so this file imports almost nothing:
-the spec arrives as a Python literal (read with ``eval`` and no builtins, since
-``json`` would pull in ``re``), the result is encoded by a small JSON writer,
-and ``traceback`` and NumPy are loaded only when needed.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -32,109 +28,19 @@ TAIL = 4000
 
 
 def read_spec(path: str) -> dict[str, Any]:
-    """Read the spec the parent wrote with ``repr()``: plain literals only.
-
-    Evaluated from the text itself: ``compile()`` would first make CPython's AST node types
-    (2 ms, most of what a child costs beyond its MLX import), which neither this literal nor
-    code the parent compiled for us (:func:`entry_code`) needs.
-    """
+    """Read the spec the parent wrote as JSON."""
     with open(path, encoding="utf-8") as f:
-        text = f.read()
-    names = {"__builtins__": {}, "inf": float("inf"), "nan": float("nan")}
-    spec = eval(text, names)
+        spec = json.load(f)
     if not isinstance(spec, dict):
         raise TypeError("the spec is not a dict")
     return spec
 
 
-def magic() -> bytes | None:
-    """This interpreter's bytecode magic number, which a ``.pyc`` starts with: code marshalled
-    by an interpreter with the same one loads here as if compiled here."""
-    found = getattr(sys.modules.get("_frozen_importlib_external"), "MAGIC_NUMBER", None)
-    return found if isinstance(found, bytes) else None
-
-
 def entry_code(spec: dict[str, Any]) -> Any:
-    """The entry's code compiled as it runs: named after its YAML file, on the lines it has there.
-
-    The parent compiles it too and passes it marshalled in the spec (``compiled``), with its
-    :func:`magic`. Asserts are kept whatever ``-O`` the compiling interpreter runs with: they
-    are the entries' oracles.
-    """
-    # Pad so that tracebacks name the entry's YAML file and the code's real line there.
+    """The entry's code compiled as it runs: named after its YAML file, on the lines it has there."""
+    # Padded so that tracebacks name the entry's YAML file and the code's real line there.
     source = "\n" * (spec.get("code_line", 1) - 1) + spec["code"]
-    return compile(source, spec.get("path", "<entry>"), "exec", dont_inherit=True, optimize=0)
-
-
-def with_code(spec: dict[str, Any]) -> dict[str, Any]:
-    """``spec`` as the parent sends it: its code compiled there too, marshalled and tagged
-    with that interpreter's :func:`magic` (``compiled``). Unchanged where there is no code,
-    or where it does not compile: the child compiles it again and says what is wrong."""
-    mine = magic()
-    if mine is None or not isinstance(spec.get("code"), str):
-        return spec
-    import marshal
-
-    try:
-        data = marshal.dumps(entry_code(spec))
-    # What compiling a text can raise, and nothing else: the runner's main thread calls this,
-    # where its signal handler raises the run's interrupt, which must never be swallowed.
-    except (SyntaxError, ValueError, OverflowError, RecursionError, MemoryError):
-        return spec  # the child meets the same error, and reports it
-    return {**spec, "compiled": (mine, data)}
-
-
-def _compiled(spec: dict[str, Any]) -> Any:
-    """The code the parent compiled for this interpreter, if it did; else compiled here."""
-    found, mine = spec.get("compiled"), magic()
-    if mine is not None and isinstance(found, tuple) and len(found) == 2 and found[0] == mine:
-        import marshal  # built in: nothing to load
-
-        try:
-            code = marshal.loads(found[1])
-        except (EOFError, ValueError, TypeError):
-            code = None
-        if isinstance(code, type(_compiled.__code__)):
-            return code
-    return entry_code(spec)
-
-
-_ESCAPES = {i: f"\\u{i:04x}" for i in range(0x20)}
-_ESCAPES.update({ord("\\"): "\\\\", ord('"'): '\\"', ord("\n"): "\\n", ord("\t"): "\\t"})
-
-
-def dumps(value: Any) -> str:
-    """JSON for the plain values of a result (dict, list, str, int, float, bool, None)."""
-    if value is None:
-        return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return (
-            repr(value) if value == value and value not in (float("inf"), float("-inf")) else "null"
-        )
-    if isinstance(value, str):
-        text = value.translate(_ESCAPES)
-        # Non-ASCII and lone surrogates (from undecodable output) as \u escapes.
-        if not text.isascii():
-            text = "".join(ch if ord(ch) < 0x80 else _u_escape(ord(ch)) for ch in text)
-        return '"' + text + '"'
-    if isinstance(value, dict):
-        return "{" + ", ".join(dumps(str(k)) + ": " + dumps(v) for k, v in value.items()) + "}"
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(dumps(v) for v in value) + "]"
-    return dumps(repr(value))
-
-
-def _u_escape(code: int) -> str:
-    if code < 0x10000:
-        return f"\\u{code:04x}"
-    code -= 0x10000
-    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+    return compile(source, spec.get("path", "<entry>"), "exec", dont_inherit=True)
 
 
 # Must match mgradcheck.run.child_process, which this file cannot import.
@@ -145,7 +51,9 @@ NO_SPACE_MARK = "mgradcheck child: no space left to write the result"
 def _write(path: str, result: dict[str, Any], seen: tuple[int, int] | None = None) -> None:
     """Write the result where the parent said: a descriptor it passed (``/dev/fd/N``), which
     it reads once this process is dead, or else a file, written aside and renamed."""
-    data = dumps(result).encode("ascii")
+    # repr for what no JSON type holds (an old MLX's device query may answer anything): a
+    # result that cannot be written would read as a crash.
+    data = json.dumps(result, default=repr).encode("ascii")
     try:
         passed = passed_fd(path)
         if passed is not None:
@@ -250,7 +158,7 @@ def _helpers(env: dict[str, Any]) -> dict[str, Any]:
 
 
 def _run_code(spec: dict[str, Any], env_globals: dict[str, Any]) -> None:
-    compiled = _compiled(spec)
+    compiled = entry_code(spec)
     scope = dict(env_globals)
     scope["__name__"] = "__mgradcheck_entry__"
     if spec.get("log"):  # a batch's log (see mgradcheck.child.batch_log): code names it thus

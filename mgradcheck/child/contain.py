@@ -2,21 +2,16 @@
 
 The parent names what to do in the environment: its pid (``MGRADCHECK_PARENT``), the
 cgroup to join (``MGRADCHECK_CGROUP``), a pipe whose end means the parent is gone where
-there is no ``PR_SET_PDEATHSIG`` (``MGRADCHECK_WATCHDOG_FD``). Every child pays for what
-this module imports before its entry runs, so it imports only C modules, each for a call:
-``_signal`` (``signal`` makes enums of every signal number at import) and ``_ctypes``
-(``ctypes`` defines some sixty classes, over a millisecond of every start).
+there is no ``PR_SET_PDEATHSIG`` (``MGRADCHECK_WATCHDOG_FD``).
 """
 
 import os
+import signal
 import sys
 
 TYPE_CHECKING = False  # typing itself would cost every child's start
 if TYPE_CHECKING:
     import _thread
-    import signal as _signal  # what _signal holds, with the types the stubs give signal
-else:
-    import _signal
 
 LINUX = sys.platform.startswith("linux")
 PR_SET_PDEATHSIG = 1
@@ -26,26 +21,11 @@ INTERRUPTING = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGXCPU")
 
 
 def prctl(option: int, value: int) -> bool:
-    """Linux's ``prctl(option, value, 0, 0, 0)``; whether it succeeded.
-
-    Called through ``_ctypes`` alone, as ``ctypes.CDLL(None).prctl(...)`` would be.
-    """
+    """Linux's ``prctl(option, value, 0, 0, 0)``; whether it succeeded."""
     try:
-        import _ctypes
+        import ctypes
 
-        # A fundamental type (the call returns a plain int); not subscriptable at run time.
-        class Int(_ctypes._SimpleCData):  # type: ignore[type-arg]
-            _type_ = "i"
-
-        class Function(_ctypes.CFuncPtr):
-            _flags_ = _ctypes.FUNCFLAG_CDECL
-            _restype_ = Int
-
-        class Program:  # what ctypes.CDLL(None) is to a function pointer: this program's symbols
-            _handle = _ctypes.dlopen(None)  # type: ignore[arg-type]
-
-        function = Function(("prctl", Program()))  # type: ignore[arg-type]
-        return int(function(option, value, 0, 0, 0)) == 0
+        return int(ctypes.CDLL(None).prctl(option, value, 0, 0, 0)) == 0
     except (ImportError, OSError, AttributeError, TypeError):
         return False
 
@@ -56,8 +36,9 @@ _watching = 0  # the threads that watch for the parent's death (one, where PDEAT
 
 def _join(cgroup: str) -> None:
     """Move this process into its cgroup, on a thread of its own: the move may wait for the
-    kernel (the cgroup write lock waits out an RCU grace period: up to some 20 ms of wall
-    clock, no CPU), and meanwhile the child imports MLX. :func:`contained` waits for it."""
+    kernel (the cgroup write lock waits out an RCU grace period: up to 19 ms of wall clock,
+    no CPU, in bench/README.md), and meanwhile the child imports MLX. :func:`contained`
+    waits for it."""
     global _moving
     import _thread
 
@@ -99,10 +80,10 @@ def contain() -> None:
     (:func:`contained` waits for the move)."""
     global _watching
     env = os.environ
-    if hasattr(_signal, "pthread_sigmask"):  # the runner may block these while it watches them
+    if hasattr(signal, "pthread_sigmask"):  # the runner may block these while it watches them
         names = (*INTERRUPTING, "SIGRTMIN")  # and the signal that wakes its watcher
-        signals = [getattr(_signal, name) for name in names if hasattr(_signal, name)]
-        _signal.pthread_sigmask(_signal.SIG_UNBLOCK, signals)
+        signals = [getattr(signal, name) for name in names if hasattr(signal, name)]
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, signals)
     cgroup = env.pop("MGRADCHECK_CGROUP", None)
     if cgroup:
         _join(cgroup)

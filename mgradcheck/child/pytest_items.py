@@ -17,11 +17,11 @@ user points mgradcheck at.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import sys
 
 from mgradcheck.child.batch_log import BatchLog
-from mgradcheck.child.bootstrap import dumps
 from mgradcheck.child.suite import pytest_session
 
 TYPE_CHECKING = False
@@ -37,7 +37,7 @@ class _Items:
 
     def pytest_collectreport(self, report: Any) -> None:
         if report.failed:
-            self.log.write(dumps({"event": "error", "nodeid": report.nodeid}))
+            self.log.write(json.dumps({"event": "error", "nodeid": report.nodeid}))
 
     def pytest_collection_finish(self, session: Any) -> None:
         for item in session.items:
@@ -45,7 +45,7 @@ class _Items:
             original = getattr(item, "originalname", None) or item.name
             params = item.name[len(original) :] if item.name.startswith(original) else ""
             base = item.nodeid[: len(item.nodeid) - len(params)]
-            self.log.write(dumps({"event": "item", "nodeid": item.nodeid, "base": base}))
+            self.log.write(json.dumps({"event": "item", "nodeid": item.nodeid, "base": base}))
 
 
 def collect_items(spec: dict[str, Any]) -> None:
@@ -55,7 +55,7 @@ def collect_items(spec: dict[str, Any]) -> None:
     try:
         import pytest  # noqa: F401
     except ImportError:
-        log.write(dumps({"event": "no-pytest"}))
+        log.write(json.dumps({"event": "no-pytest"}))
         return
     root = spec["root"]
     if root not in sys.path:
@@ -67,4 +67,4 @@ def collect_items(spec: dict[str, Any]) -> None:
         status = pytest_session(root, [*spec["files"], "--collect-only"], [_Items(log)])
     finally:
         os.chdir(home)
-    log.write(dumps({"event": "end", "status": status}))
+    log.write(json.dumps({"event": "end", "status": status}))

@@ -35,12 +35,13 @@ points mgradcheck at.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
 
 from mgradcheck.child.batch_log import BatchLog
-from mgradcheck.child.bootstrap import _cap, dumps
+from mgradcheck.child.bootstrap import _cap
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -68,7 +69,7 @@ class _Log(BatchLog):
     (see :mod:`mgradcheck.child.batch_log`: a test that closes every descriptor harms it not)."""
 
     def _write(self, line: dict[str, Any]) -> None:
-        self.write(dumps(line))
+        self.write(json.dumps(line, default=repr))
 
     def start(self, item: int) -> float:
         self._write({"event": "start", "item": item})

@@ -40,7 +40,7 @@ class Commands(MutableMapping[str, click.Command]):
     """The group's commands, each module imported when its command is first looked up.
 
     Click lists a group's commands by its mapping's names and finds one with ``get``: a
-    ``run`` imports none of the other commands' modules (5 ms of its start), while
+    ``run`` imports none of the other commands' modules, while
     ``--help``, completion and whatever reads ``cli.commands`` see every command.
     """
 

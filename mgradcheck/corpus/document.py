@@ -1,8 +1,6 @@
 """A corpus file as read: its plain values and the line of each, and the problems named by line.
 
-What :mod:`~mgradcheck.corpus.yamlsource` makes of a file, and what the corpus cache
-(:mod:`~mgradcheck.corpus.cache`) keeps of it; this module imports no YAML, so that a run
-whose files are all cached never loads PyYAML.
+What :mod:`~mgradcheck.corpus.yamlsource` makes of a file; this module imports no YAML.
 """
 
 from __future__ import annotations

@@ -8,18 +8,13 @@ never executes anything from the corpus.
 from __future__ import annotations
 
 import datetime as _dt
-import os
 import re
-import sys
-import zlib
 from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any
 
 from packaging.version import Version
 
-from mgradcheck import __version__
-from mgradcheck.corpus.cache import DocumentCache
 from mgradcheck.corpus.document import Document, SourceError
 from mgradcheck.corpus.entry import (
     BACKENDS,
@@ -284,19 +279,15 @@ def load(
     paths: Sequence[Path],
     display: Callable[[Path], str] = str,
     warnings: list[SourceError] | None = None,
-    cache: Path | None = None,
     only: Collection[str] | None = None,
     ids: list[str] | None = None,
 ) -> list[Entry]:
     """Load every entry under ``paths``; raise :class:`CorpusError` listing every problem.
 
     ``warnings``, when given, receives what is valid but risky (a regex that may backtrack).
-    ``cache``, when given, is where what the files parse to is kept between runs
-    (:mod:`mgradcheck.corpus.cache`): the same entries, problems and warnings, sooner.
-    ``only``, when given, names the entries wanted: every file is still validated, but
-    those the cache says are unchanged since this checker found them clean are not
-    checked again, and only the entries named are returned. ``ids``, when given,
-    receives the id of every entry, in the order of the files.
+    ``only``, when given, names the entries wanted: every file is still validated, and only
+    the entries named are returned. ``ids``, when given, receives the id of every entry, in
+    the order of the files.
     """
     problems: list[SourceError] = []
     entries: list[Entry] = []
@@ -306,76 +297,38 @@ def load(
             [SourceError(", ".join(map(display, paths)), 0, "", "no corpus files (*.yaml) found")]
         )
     seen: dict[str, tuple[str, int]] = {}  # each id's first file, and the id's line there
-    documents = DocumentCache(cache, _checker()) if cache is not None else None
-    trusted = documents if only is not None else None  # whose records may stand for a check
     for named in files:
-        known = trusted.checked(named, warnings is not None) if trusted is not None else None
-        if known is not None and only is not None and known[0] not in only:
-            entry_id, line = known
-        else:
-            file = Path(named)
-            try:
-                name = display(file)
-                doc = documents.read(file, name) if documents is not None else _parse(file, name)
-            except SourceError as exc:
-                problems.append(exc)
-                continue
-            before = len(warnings) if warnings is not None else 0
-            entry = check_document(doc, problems, warnings)
-            if entry is None:
-                continue
-            if documents is not None:
-                warned = len(warnings) > before if warnings is not None else None
-                documents.keep(file, entry.id, entry.line, warned)
-            entry_id, line = entry.id, entry.line
-            if entry_id not in seen and (only is None or entry_id in only):
-                entries.append(entry)
-        if entry_id in seen:
-            first, first_line = seen[entry_id]
+        file = Path(named)
+        try:
+            doc = _parse(file, display(file))
+        except SourceError as exc:
+            problems.append(exc)
+            continue
+        entry = check_document(doc, problems, warnings)
+        if entry is None:
+            continue
+        if entry.id in seen:
+            first, first_line = seen[entry.id]
             problems.append(
                 SourceError(
-                    display(Path(named)),
-                    line,
+                    display(file),
+                    entry.line,
                     "id",
-                    f"duplicate id {entry_id!r} (first at {display(Path(first))}:{first_line})",
+                    f"duplicate id {entry.id!r} (first at {display(Path(first))}:{first_line})",
                 )
             )
             continue
-        seen[entry_id] = (named, line)
+        seen[entry.id] = (named, entry.line)
+        if only is None or entry.id in only:
+            entries.append(entry)
         if ids is not None:
-            ids.append(entry_id)
-    if documents is not None:
-        documents.save()
+            ids.append(entry.id)
     if problems:
         raise CorpusError(problems)
     return entries
 
 
-def _checker() -> str | None:
-    """What checks a corpus file: mgradcheck's version, Python's, and the checking code as
-    installed (each module's size and mtime); None when a module has no file to tell by."""
-    parts = [__version__, sys.version]
-    for name in _CHECKING:
-        path = getattr(sys.modules.get(name), "__file__", None)
-        try:
-            info = os.stat(path)  # type: ignore[arg-type]
-        except (OSError, TypeError):
-            return None
-        parts.append(f"{name}:{info.st_size}:{info.st_mtime_ns}")
-    return f"{zlib.crc32(chr(0).join(parts).encode('utf-8', 'surrogateescape')):08x}"
-
-
-# The modules whose code decides whether a file is a valid entry (all imported by this one).
-_CHECKING = (
-    __name__, "mgradcheck.corpus", "mgradcheck.corpus.document", "mgradcheck.corpus.entry",
-    "mgradcheck.corpus.entry_format", "mgradcheck.corpus.fields",
-    "mgradcheck.corpus.gradcheck_block", "mgradcheck.corpus.patterns",
-    "mgradcheck.child.gradcheck_spec", "mgradcheck.outcomes", "mgradcheck.upstream",
-    "packaging.version",
-)  # fmt: skip
-
-
 def _parse(path: Path, name: str) -> Document:
-    from mgradcheck.corpus import yamlsource  # PyYAML: only for a file not in the cache
+    from mgradcheck.corpus import yamlsource
 
     return yamlsource.read(path, name)

@@ -102,7 +102,7 @@ def show(report: Report, stderr: bool = False) -> None:
     """Print the table on standard output (``stderr``: on standard error).
 
     In a pipe or a file Rich draws it without colour, as :func:`plain` writes it: then Rich
-    is not imported (25 ms of CPU, at every start); on a terminal, or when the table holds
+    is not imported (bench/README.md, "Start-up"); on a terminal, or when the table holds
     what only Rich lays out right (wide characters, markup, a cell to fold), Rich draws it.
     """
     stream = sys.stderr if stderr else sys.stdout

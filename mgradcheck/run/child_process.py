@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import os
+import secrets
 import select
 import signal
 import subprocess
@@ -182,7 +184,7 @@ def run_child(
             with own_tmpdir(command.kernels, workdir) as tmp:
                 own = replace(command, kernels=None, extra_env={**(command.extra_env or {}), **tmp})
                 return run_child(own, spec, workdir, timeout, on_start, log)
-        nonce = os.urandom(16).hex()  # what secrets.token_hex does, without its hmac and OpenSSL
+        nonce = secrets.token_hex(16)
         with contextlib.ExitStack() as files:
             workdir.mkdir(parents=True, exist_ok=True)
             spec_file = files.enter_context(tempfile.TemporaryFile(dir=workdir))
@@ -192,8 +194,7 @@ def run_child(
                 log_file = files.enter_context(tempfile.TemporaryFile(dir=workdir))
                 log_fd = _above_stdio(log_file.fileno(), files)
                 spec = {**spec, "log": f"/dev/fd/{log_fd}"}
-            # A Python literal, not JSON: the child reads it without importing json (see bootstrap).
-            spec_file.write(repr({**spec, "nonce": nonce}).encode("utf-8"))
+            spec_file.write(json.dumps({**spec, "nonce": nonce}).encode("utf-8"))
             spec_file.flush()
             spec_file.seek(0)
             spec_fd, result_fd = (_above_stdio(f.fileno(), files) for f in (spec_file, result_file))

@@ -17,8 +17,8 @@ its build is unknown (None).
 from __future__ import annotations
 
 import os
-from _blake2 import blake2b  # hashlib's own, without the OpenSSL hashlib loads: 4 ms a run
 from collections.abc import Mapping
+from hashlib import blake2b
 from pathlib import Path
 
 _IMPORT_VARIABLES = ("PYTHONPATH", "PYTHONHOME", "PYTHONUSERBASE")

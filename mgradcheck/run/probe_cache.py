@@ -58,7 +58,7 @@ def key(python: str, env: Mapping[str, str]) -> dict[str, Any] | None:
 
 def _path(root: Path, probe_key: Mapping[str, Any]) -> Path:
     # The name only spreads the keys: each file holds its key, checked on reading, so two keys
-    # of one name cost each other a probe. (A CRC-32: hashlib loads OpenSSL, 3 ms of a run.)
+    # of one name cost each other a probe.
     digest = zlib.crc32(json.dumps(probe_key, sort_keys=True).encode())
     return root / f"{digest:08x}.json"
 

@@ -12,11 +12,14 @@ import contextlib
 import errno
 import resource
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
+from typing import TypeVar
 
 from mgradcheck.errors import EnvironmentFailure
 
+R = TypeVar("R")
 _NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
 # Each errno that means the machine, not the child, is short: pipe() and open() past the
 # descriptor limit (EMFILE) or the system's table (ENFILE); fork() past the process limit or
@@ -89,6 +92,15 @@ def start(thread: threading.Thread) -> None:
         raise _no_processes("a thread") from None
 
 
+def submit(pool: ThreadPoolExecutor, task: Callable[[], R]) -> Future[R]:
+    """``pool.submit(task)``; a thread it starts runs out with processes, as :func:`start`'s."""
+    try:
+        return pool.submit(task)
+    except RuntimeError:  # "can't start new thread": this pool is never shut down while in use
+        raise _no_processes("a thread") from None
+
+
 __all__ = [
     "EXHAUSTED", "Exhausted", "NoSpace", "exhausted", "no_space", "raised_as_exhausted", "start",
+    "submit",
 ]  # fmt: skip

@@ -21,16 +21,17 @@ import signal
 import tempfile
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
 
-from mgradcheck.child.bootstrap import with_code  # the child's code, compiled here for it
 from mgradcheck.corpus.entry import Entry
 from mgradcheck.errors import EnvironmentFailure, Interrupted
 from mgradcheck.outcomes import Outcome
 from mgradcheck.paths import run_scratch
+from mgradcheck.run import resources
 from mgradcheck.run.child_log import ChildLog
 from mgradcheck.run.child_process import ChildCommand, LiveChild, run_child
 from mgradcheck.run.child_result import harness_error
@@ -39,7 +40,6 @@ from mgradcheck.run.observation import Environment, Observation, not_run
 from mgradcheck.run.results import EntryResult
 from mgradcheck.run.signal_watch import SignalWatch
 from mgradcheck.run.verdict import classify, unmet_requirement
-from mgradcheck.run.workers import Workers
 from mgradcheck.wording import count
 
 PROBE_TIMEOUT = 120.0
@@ -241,7 +241,7 @@ class Runner:
                 repeat = self.options.repeat or entry.repeat
                 pending[entry.id] = [None] * repeat
                 timeout = self.options.timeout or entry.timeout
-                spec = with_code(entry.child_spec())  # compiled once, for every repeat
+                spec = entry.child_spec()
                 for i in range(repeat):
                     name = entry.id if repeat == 1 else f"{entry.id} ({i + 1}/{repeat})"
                     units.append(_Unit(len(units), name, f"{entry.id}.{i}", spec, timeout))
@@ -280,7 +280,7 @@ class Runner:
             if job is None:
                 return None
             jobs.append(job)
-            spec = with_code({"id": job.id, "path": f"<{job.id}>", "code": job.code})
+            spec = {"id": job.id, "path": f"<{job.id}>", "code": job.code}
             log = ChildLog(job.idle)
             return _Unit(len(jobs) - 1, job.label or job.id, job.id, spec, job.timeout, log)
 
@@ -306,24 +306,23 @@ class Runner:
             scratch = Path(tempfile.mkdtemp(prefix="mgradcheck-run-", dir=self.scratch))
             stack.callback(shutil.rmtree, scratch, ignore_errors=True)
         interrupted: Interrupted | None = None
-        watch = SignalWatch.start(self._culprit)  # before the workers: they inherit its mask
+        watch = SignalWatch.start(self._culprit)  # before the pool's threads: they inherit its mask
         jobs = max(1, self.options.jobs)
-        workers: Workers[Observation] = Workers("mgc")
-        units: dict[int, _Unit] = {}
+        pool = ThreadPoolExecutor(jobs, thread_name_prefix="mgc")
+        running: dict[Future[Observation], _Unit] = {}
         try:
             while True:
-                while len(workers) < jobs and not self._stopping.is_set():
+                while len(running) < jobs and not self._stopping.is_set():
                     unit = take()
                     if unit is None:
                         break
-                    units[unit.key] = unit
-                    workers.start(unit.key, partial(self._run_one, unit, scratch))
-                if not workers:
+                    running[resources.submit(pool, partial(self._run_one, unit, scratch))] = unit
+                if not running:
                     break
                 # No ``continue`` here: CPython 3.11 lets a signal handler's raise escape the try.
-                ended = workers.collect(timeout=0.5)
-                if ended is not None:
-                    on_done(units.pop(ended[0]), ended[1])
+                ended, _ = wait(running, timeout=0.5, return_when=FIRST_COMPLETED)
+                for future in ended:
+                    on_done(running.pop(future), future.result())
         except Interrupted as exc:
             interrupted = exc
         except KeyboardInterrupt:
@@ -334,13 +333,14 @@ class Runner:
         finally:
             if interrupted is not None:
                 self._stop_all()
-            stopped = workers.wait()
+            pool.shutdown()
             if watch is not None:
                 watch.close()
             stack.close()
         if interrupted is not None and and_stopped:
-            for key, run in stopped.items():
-                on_done(units[key], run)
+            for future, unit in running.items():
+                if future.exception() is None:
+                    on_done(unit, future.result())
         return interrupted
 
 

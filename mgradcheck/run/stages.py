@@ -91,7 +91,7 @@ def load_corpus(
     found: list[SourceError] | None = [] if warnings is not None else None
     every: list[str] = [] if ids is None else ids
     inputs = corpus_inputs(paths)
-    entries = loader.load(inputs, displayer(), found, _corpus_cache(), only=only, ids=every)
+    entries = loader.load(inputs, displayer(), found, only=only, ids=every)
     if say is not None and not paths and not is_bundled(inputs[0]):
         say(f"corpus: {_as_typed(inputs[0])} ({count(len(every), 'entry')})")
     if warnings is not None and found:
@@ -121,23 +121,11 @@ def load_selected(
     tags: Sequence[str] = (),
     say: Callable[[str], None] | None = None,
 ) -> list[Entry]:
-    """:func:`select` of :func:`load_corpus`, sooner when ids are named: every file is still
-    validated, but one the cache says this checker found clean gives only its id."""
+    """:func:`select` of :func:`load_corpus`: every file is still validated when ids are named."""
     known: list[str] = []
     entries = load_corpus(paths, only=set(ids) if ids else None, ids=known, say=say)
     missing = [i for i in ids if i not in set(known)]
     return select(entries, ids, tags, known, _elsewhere(paths, missing) if missing else "")
-
-
-def _corpus_cache() -> Path | None:
-    """Where what corpus files parse to is kept (:mod:`mgradcheck.corpus.cache`); None when
-    the cache directory cannot be made, and the corpus is read as it is without one."""
-    from mgradcheck.paths import CacheError, cache_root
-
-    try:
-        return cache_root() / "corpus"
-    except CacheError:
-        return None
 
 
 def select(

@@ -66,7 +66,8 @@ def _arguments(inputs: Sequence[dict[str, Any]], dtype: str, seed: int) -> list[
         if spec.get("dtype") == "bool":
             made.append(mx.array(rng.random(spec["shape"]) < 0.5))
         else:
-            values = rng.uniform(*spec["range"], size=spec["shape"])
+            low, high = spec["range"]
+            values = rng.uniform(float(low), float(high), size=spec["shape"])
             made.append(mx.array(values.astype(np.float32)).astype(getattr(mx, dtype)))
     return made
 
@@ -97,10 +98,9 @@ def test_every_graph_of_50_seeds_runs_eagerly_on_real_mlx_with_finite_values() -
 
 
 def test_outputs_alias_each_other_or_an_input_now_and_then() -> None:
-    graphs = [c.graph for c in drawn_graphs(table(), 200, seed=1)]
-    outputs = [g.outputs for g in graphs if isinstance(g, Graph)]
-    assert any(len(o) == 2 and o[0] == o[1] for o in outputs)
-    assert any(len(o) == 2 and g.nodes[o[1]].is_input for g, o in zip(graphs, outputs, strict=True))  # type: ignore[union-attr]
+    graphs = [c.graph for c in drawn_graphs(table(), 200, seed=1) if isinstance(c.graph, Graph)]
+    assert any(len(g.outputs) == 2 and g.outputs[0] == g.outputs[1] for g in graphs)
+    assert any(len(g.outputs) == 2 and g.nodes[g.outputs[1]].is_input for g in graphs)
     assert any("t" in c.fn and ":=" in c.fn for c in drawn_graphs(table(), 50, seed=1))
 
 
