@@ -9,7 +9,9 @@ last two. A running run hands its partial reports to ``execute``'s ``snapshots``
 from __future__ import annotations
 
 import os
+import shlex
 import sys
+import zlib
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -30,8 +32,11 @@ from mgradcheck.corpus.files import (
 )
 from mgradcheck.errors import EnvironmentFailure, Interrupted, UsageError
 from mgradcheck.exitcodes import ExitCode, for_verdicts
+from mgradcheck.paths import CacheError, cache_root, kernel_dir, run_scratch
+from mgradcheck.run import probe_cache
 from mgradcheck.run.child_process import ChildCommand, LiveChild
 from mgradcheck.run.display import Progress
+from mgradcheck.run.mlx_build import identity
 from mgradcheck.run.observation import Environment
 from mgradcheck.run.results import EntryResult, Report
 from mgradcheck.run.runner import Runner, RunOptions, probe
@@ -132,8 +137,6 @@ def load_selected(
 def _corpus_cache() -> Path | None:
     """Where what corpus files parse to is kept (:mod:`mgradcheck.corpus.cache`); None when
     the cache directory cannot be made, and the corpus is read as it is without one."""
-    from mgradcheck.paths import CacheError, cache_root
-
     try:
         return cache_root() / "corpus"
     except CacheError:
@@ -174,14 +177,9 @@ def prepare(
     directory per build of MLX (:mod:`mgradcheck.run.mlx_build`); each child gets a
     TMPDIR of its own seeded from it (:mod:`mgradcheck.run.kernels`).
     """
-    from mgradcheck.paths import cache_root, kernel_dir
-    from mgradcheck.run.mlx_build import identity
-
     base = ChildCommand(python, extra_env)
     env = _probe(base)
     if env.mlx is None:  # the interpreter runs, its environment lacks MLX: that is where it goes
-        import shlex
-
         package = "mlx" if sys.platform == "darwin" else "mlx[cpu]"
         raise EnvironmentFailure(
             f"MLX is not importable by {python}; install it into that interpreter "
@@ -197,16 +195,11 @@ def prepare(
 def _unidentified(python: str) -> str:
     """A build its files cannot name (an editable MLX, ``PYTHONPATH``) is known by its
     interpreter alone: its kernels are kept apart from every other interpreter's."""
-    import zlib
-
     return f"unidentified-{zlib.crc32(os.path.abspath(python).encode()):08x}"
 
 
 def _probe(command: ChildCommand) -> Environment:
     """What the interpreter runs: from the probe cache when its files say nothing changed."""
-    from mgradcheck.paths import cache_root, run_scratch
-    from mgradcheck.run import probe_cache
-
     root = cache_root() / "probes"
     key = probe_cache.key(command.python, command.env())
     answer = probe_cache.get(root, key) if key is not None else None
