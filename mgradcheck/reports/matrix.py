@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from mgradcheck.run.display import markup_safe
 
+# Rich is imported where a table is drawn: a Markdown matrix never loads it.
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table

@@ -9,7 +9,6 @@ last two. A running run hands its partial reports to ``execute``'s ``snapshots``
 from __future__ import annotations
 
 import os
-import shlex
 import sys
 import zlib
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -180,6 +179,8 @@ def prepare(
     base = ChildCommand(python, extra_env)
     env = _probe(base)
     if env.mlx is None:  # the interpreter runs, its environment lacks MLX: that is where it goes
+        import shlex  # only here: a run that finds MLX never loads it
+
         package = "mlx" if sys.platform == "darwin" else "mlx[cpu]"
         raise EnvironmentFailure(
             f"MLX is not importable by {python}; install it into that interpreter "
