@@ -36,9 +36,8 @@ from _pytest.pathlib import bestrelpath
 from mgradcheck.corpus.files import CORPUS_SUFFIXES, bundled_corpus, corpus_files
 from mgradcheck.errors import CorpusError, MgradcheckError
 
-# pytest loads this plugin in every session wherever mgradcheck is installed: the run
-# machinery (about 80 ms of imports) is imported inside the hooks that --mgradcheck reaches.
-
+# pytest loads this plugin in every session wherever mgradcheck is installed, so the run
+# machinery, most of the package, is imported only inside the hooks that --mgradcheck reaches.
 if TYPE_CHECKING:
     from _pytest._code.code import TerminalRepr, TracebackStyle
 
