@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import re
 import shutil
@@ -11,6 +12,7 @@ import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+from mgradcheck.atomic import write_text
 from mgradcheck.errors import UsageError
 
 CACHEDIR_TAG = (
@@ -43,8 +45,6 @@ def cache_root() -> Path:
     make_dir(root)
     tag = root / "CACHEDIR.TAG"
     if not tag.exists():
-        from mgradcheck.atomic import write_text
-
         try:
             write_text(tag, CACHEDIR_TAG)
         except UsageError as exc:
@@ -134,8 +134,6 @@ def run_scratch() -> Iterator[Path]:
     file while the run lives: a directory of ours whose lock can be taken
     belongs to a run that was killed, and is removed here, by the next run.
     """
-    import fcntl
-
     root = make_dir(cache_root() / "runs")
     _remove_stale(root)
     try:
@@ -154,8 +152,6 @@ def run_scratch() -> Iterator[Path]:
 
 
 def _remove_stale(root: Path) -> None:
-    import fcntl
-
     for path in root.glob(f"{SCRATCH_PREFIX}*"):
         try:
             fd = os.open(path / _SCRATCH_LOCK, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)

@@ -33,6 +33,11 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from _pytest.pathlib import bestrelpath
 
+from mgradcheck.corpus.files import CORPUS_SUFFIXES, bundled_corpus, corpus_files
+from mgradcheck.errors import CorpusError, MgradcheckError
+
+# pytest loads this plugin in every session wherever mgradcheck is installed, so the run
+# machinery, most of the package, is imported only inside the hooks that --mgradcheck reaches.
 if TYPE_CHECKING:
     from _pytest._code.code import TerminalRepr, TracebackStyle
 
@@ -42,7 +47,6 @@ if TYPE_CHECKING:
     from mgradcheck.run.results import EntryResult
 
 MARKER = "mgradcheck"
-SUFFIXES = (".yaml", ".yml")
 PREFIX = f"{MARKER}::"  # every item's node id: mgradcheck::<entry id>
 
 # The probed interpreter, shared by every item of a session, or why probing failed.
@@ -73,7 +77,6 @@ def pytest_load_initial_conftests(early_config: pytest.Config, args: list[str]) 
     named = [i for i, a in enumerate(args) if a.startswith(PREFIX)]
     if not named or not getattr(early_config.known_args_namespace, "mgradcheck", False):
         return
-    from mgradcheck.errors import CorpusError
     from mgradcheck.run import stages
 
     given = early_config.known_args_namespace.mgradcheck_corpus
@@ -96,8 +99,6 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def _resolved(given: list[str], where: Path) -> list[Path]:
     """The corpus files and directories named (relative to ``where``), or the bundled corpus."""
-    from mgradcheck.corpus.files import bundled_corpus
-
     paths = [Path(p) for p in given]
     return [(p if p.is_absolute() else where / p).resolve()
             for p in paths] or [bundled_corpus().resolve()]  # fmt: skip
@@ -115,7 +116,7 @@ def _in_corpus(path: Path, roots: list[Path]) -> bool:
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> CorpusFile | None:
     config = parent.config
-    if not config.getoption("mgradcheck") or file_path.suffix not in SUFFIXES:
+    if not config.getoption("mgradcheck") or file_path.suffix not in CORPUS_SUFFIXES:
         return None
     if not (parent.session.isinitpath(file_path) or _in_corpus(file_path, _roots(config))):
         return None
@@ -129,8 +130,6 @@ def pytest_collection_modifyitems(
     """Add the corpus files pytest's own walk did not reach, unless the user named what to run."""
     if not config.getoption("mgradcheck") or config.args_source is pytest.Config.ArgsSource.ARGS:
         return  # paths on the command line: collect what they name, as pytest does
-    from mgradcheck.corpus.files import corpus_files
-
     reached = {item.path.resolve() for item in items if isinstance(item, EntryItem)}
     reached |= {path.resolve() for path in session.stash.get(_FAILED, set())}
     for file in corpus_files(_roots(config)):
@@ -148,7 +147,6 @@ class CorpusFile(pytest.File):
     (ids are unique across a corpus), and pytest shows them all as one file."""
 
     def collect(self) -> list[EntryItem]:
-        from mgradcheck.errors import CorpusError
         from mgradcheck.run import stages
 
         try:
@@ -173,7 +171,6 @@ class EntryFailed(Exception):
 def _target(config: pytest.Config) -> tuple[ChildCommand, Environment]:
     """Probe the running interpreter once per session; fail every item the same way if it cannot run entries."""
     if _TARGET not in config.stash:
-        from mgradcheck.errors import MgradcheckError
         from mgradcheck.run import stages
 
         try:

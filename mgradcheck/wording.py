@@ -33,7 +33,7 @@ def wrap(text: str, width: int | None, indent: str = "", first: str | None = Non
     longer than the width, rather than being cut where a terminal would break it. Lines of the
     text stay lines (a traceback keeps its shape).
     """
-    import textwrap
+    import textwrap  # only here: a run that wraps no prose never loads it
 
     lines: list[str] = []
     for n, line in enumerate(text.splitlines() or [""]):

@@ -84,7 +84,7 @@ def _line(text: str, key: str | None) -> int:
     return found
 
 
-def _shown(path: Path) -> str:
+def _display_path(path: Path) -> str:
     try:
         return str(path.relative_to(Path.cwd()))
     except ValueError:
@@ -102,16 +102,16 @@ def _parse(path: Path, text: str) -> dict[str, Any]:
         where = re.search(r"\(at line (\d+)", str(exc))
         message = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(exc))
         raise UsageError(
-            f"{_shown(path)}:{where.group(1) if where else 1}: not valid TOML: {message}"
+            f"{_display_path(path)}:{where.group(1) if where else 1}: not valid TOML: {message}"
         ) from None
     # tomllib parses nesting by recursion and integers with int(), which refuses more digits
     # than sys.get_int_max_str_digits(): neither says where, and neither is a bug of ours.
     except RecursionError:
         raise UsageError(
-            f"{_shown(path)}: not valid TOML: arrays or tables nested too deep"
+            f"{_display_path(path)}: not valid TOML: arrays or tables nested too deep"
         ) from None
     except ValueError as exc:
-        raise UsageError(f"{_shown(path)}: not valid TOML: {exc}") from None
+        raise UsageError(f"{_display_path(path)}: not valid TOML: {exc}") from None
     return data
 
 
@@ -122,7 +122,7 @@ def _decoded(path: Path, raw: bytes) -> str:
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
         raise UsageError(
-            f"{_shown(path)}:{line}: not valid TOML: not UTF-8 (byte 0x{raw[exc.start]:02x})"
+            f"{_display_path(path)}:{line}: not valid TOML: not UTF-8 (byte 0x{raw[exc.start]:02x})"
         ) from None
 
 
@@ -143,7 +143,7 @@ def find(start: Path) -> tuple[Path, str, dict[str, Any]] | None:
         if table is None:
             continue
         if not isinstance(table, dict):
-            raise UsageError(f"{_shown(path)}:{_line(text, None)}: {TABLE}: must be a table")
+            raise UsageError(f"{_display_path(path)}:{_line(text, None)}: {TABLE}: must be a table")
         return path, text, table
     return None
 
@@ -155,13 +155,13 @@ def load(path: Path, text: str, table: dict[str, Any]) -> dict[str, Any]:
         if key not in KEYS:
             known = ", ".join(KEYS)
             raise UsageError(
-                f"{_shown(path)}:{_line(text, key)}: {TABLE}.{key}: unknown key (known: {known})"
+                f"{_display_path(path)}:{_line(text, key)}: {TABLE}.{key}: unknown key (known: {known})"
             )
         name, _, wanted, check = KEYS[key]
         checked = check(value)
         if checked is None:
             raise UsageError(
-                f"{_shown(path)}:{_line(text, key)}: {TABLE}.{key}: must be {wanted}, not {value!r}"
+                f"{_display_path(path)}:{_line(text, key)}: {TABLE}.{key}: must be {wanted}, not {value!r}"
             )
         if name == "corpus_paths":
             checked = [str(path.parent / p) for p in checked]

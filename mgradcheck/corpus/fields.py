@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -127,7 +128,5 @@ def _kind(value: Any) -> str:
 
 def closest(name: str, allowed: Iterable[str]) -> str | None:
     """The allowed name ``name`` most likely misspells, if one is close enough."""
-    import difflib
-
     match = difflib.get_close_matches(name, list(allowed), n=1, cutoff=0.7)
     return match[0] if match else None

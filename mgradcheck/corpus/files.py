@@ -7,6 +7,8 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from mgradcheck.corpus.document import SourceError
+
 CORPUS_SUFFIXES = (".yaml", ".yml")
 
 
@@ -58,7 +60,6 @@ def held_ids(directory: Path) -> dict[str, Path]:
     holding it: what an entry written there must not take. A file that does not parse
     holds none (it fails validation whatever is written beside it)."""
     from mgradcheck.corpus import yamlsource  # PyYAML: only where entries are written
-    from mgradcheck.corpus.document import SourceError
 
     held: dict[str, Path] = {}
     if not directory.is_dir():

@@ -81,7 +81,7 @@ def _gradcheck_input(c: Checker, key: Key, item: Any) -> None:
         if not numbers or not bounds[0] < bounds[1]:
             c.error((*key, "range"), "expected two numbers [low, high] with low < high")
     if "value" in spec:
-        import numpy as np
+        import numpy as np  # only for a given value: loading a corpus needs no NumPy
 
         try:
             value = np.asarray(spec["value"], dtype=np.float64)

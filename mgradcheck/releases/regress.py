@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from mgradcheck.outcomes import Outcome
 
-if TYPE_CHECKING:  # kept light: the command line builds its --help from RegressOn
+# Kept light, here and in judge(): the command line builds its --help from RegressOn.
+if TYPE_CHECKING:
     from packaging.version import Version
 
     from mgradcheck.corpus.entry import Entry

@@ -62,19 +62,15 @@ def next_steps(result: EntryResult, corpus: Sequence[Path]) -> list[str]:
         return []
     line = _fixed_in_line(result.path)
     where = f"{result.path}:{line}" if line else result.path
-    corpus_args = "".join(f" --corpus {_quoted(str(p))}" for p in corpus)
+    import shlex  # only here: a run with no FIXED entry never loads it
+
+    corpus_args = "".join(f" --corpus {shlex.quote(str(p))}" for p in corpus)
     return [
         "next: record the first release where the bug is gone as bug.fixed_in, here:",
         f"{INDENT}{where}",
         "and find that release with:",
         f"{INDENT}mgradcheck bisect {result.id}{corpus_args}",
     ]
-
-
-def _quoted(text: str) -> str:
-    import shlex
-
-    return shlex.quote(text)
 
 
 def block(result: EntryResult, width: int | None, corpus: Sequence[Path] = ()) -> list[str]:

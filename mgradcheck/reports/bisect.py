@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from mgradcheck.run.display import markup_safe
 
+# Rich is imported where a table is drawn: the view alone (a --json bisect) never loads it.
 if TYPE_CHECKING:
     from rich.console import Console
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from mgradcheck.run.display import markup_safe
 
+# Rich is imported where a table is drawn: a Markdown matrix never loads it.
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
@@ -130,7 +131,7 @@ def flip_lines(view: MatrixView, markdown: bool) -> list[str]:
     return lines
 
 
-def _shown(cell: Cell) -> str:
+def _cell_text(cell: Cell) -> str:
     """A cell as the table shows it, unstyled: its width is what the column needs."""
     return ("→ " if cell.flip else "") + cell.text
 
@@ -160,7 +161,7 @@ def render_table(view: MatrixView, console: Console, by_item: bool = False) -> N
     else (and for ``by_item``) entries down and releases across, as many tables as it takes."""
     width = console.width
     items, versions = view.items, range(len(view.versions))
-    needs = [max([len(i.id), *(len(_shown(c)) for c in i.cells)]) for i in items]
+    needs = [max([len(i.id), *(len(_cell_text(c)) for c in i.cells)]) for i in items]
     first = ("MLX", max([3, *map(len, view.versions)]))
     across = [first, *((markup_safe(i.id), need) for i, need in zip(items, needs, strict=True))]
     if not by_item and _width(across) <= width:
@@ -173,7 +174,7 @@ def render_table(view: MatrixView, console: Console, by_item: bool = False) -> N
         console.print(f"[bold]MLX releases[/] ({view.target})", highlight=False)
         id_column = ("id", max([2, *(len(i.id) for i in items)]))
         columns = [
-            max([len(view.versions[n]), *(len(_shown(i.cells[n])) for i in items)])
+            max([len(view.versions[n]), *(len(_cell_text(i.cells[n])) for i in items)])
             for n in versions
         ]
         for chunk in _chunks(columns, width - _width([id_column])):

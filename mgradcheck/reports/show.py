@@ -11,6 +11,8 @@ import textwrap
 from typing import TYPE_CHECKING, Any
 
 from mgradcheck.corpus.entry import BACKENDS, Change, Entry
+from mgradcheck.paths import last_report
+from mgradcheck.reports.json_report import read
 from mgradcheck.run.display import PIPE_WIDTH, printable
 
 if TYPE_CHECKING:
@@ -49,9 +51,6 @@ def _expectation(entry: Entry) -> list[str]:
 
 def _last_run(entry: Entry) -> tuple[EntryResult, str] | str:
     """The entry's result in the last recorded run and when that finished, or why there is none."""
-    from mgradcheck.paths import last_report
-    from mgradcheck.reports.json_report import read
-
     path = last_report()
     if not path.exists():
         return "no run recorded yet (mgradcheck run records one)"

@@ -24,6 +24,8 @@ from mgradcheck.run.display import (
 from mgradcheck.run.results import EntryResult, Report
 from mgradcheck.wording import count
 
+# Rich is imported where it draws: a run whose output is piped prints the plain table and
+# never loads it (tests/cli/test_startup.py).
 if TYPE_CHECKING:
     from rich.console import Console
 

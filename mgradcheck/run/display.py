@@ -11,12 +11,16 @@ safe to call from worker threads: entries and releases run in parallel.
 
 from __future__ import annotations
 
+import builtins
+import os
 import re
 import sys
 import threading
 import time
 from typing import IO, TYPE_CHECKING, Any, Protocol
 
+# Rich is imported where it draws: --help and a run whose output is piped never load it
+# (tests/cli/test_startup.py).
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.text import Text
@@ -299,8 +303,6 @@ MAX_TERMINAL_SIZE = 0xFFFF
 
 def terminal_size_variable(name: str) -> int | None:
     """``$COLUMNS`` or ``$LINES`` when it is a size a terminal can have (1 to 65535), else None."""
-    import os
-
     value = os.environ.get(name, "").strip()
     if not (value.isascii() and value.isdigit() and len(value) <= len(str(MAX_TERMINAL_SIZE))):
         return None  # '²' is a digit to isdigit() and not to int(); 5,000 digits are no size
@@ -311,8 +313,6 @@ def drop_bad_terminal_sizes() -> None:
     """Remove a ``$COLUMNS`` or ``$LINES`` that no terminal could have (``abc``, ``-5``, 5,000
     digits), as most tools ignore one: Rich, Click and :func:`output_width` then use their
     defaults, where Rich would have raised at ``int()``."""
-    import os
-
     for name in ("COLUMNS", "LINES"):
         if name in os.environ and terminal_size_variable(name) is None:
             del os.environ[name]
@@ -328,8 +328,6 @@ def known_width(stream: IO[str] | None = None) -> int | None:
     """The columns of what ``stream`` shows: ``$COLUMNS`` when it is a terminal's size (as Rich
     and Click read it), else the terminal's width; None in a pipe or a file, where prose keeps
     its lines whole rather than guess a width (a CI log wraps them itself)."""
-    import os
-
     columns = terminal_size_variable("COLUMNS")
     if columns is not None:
         return columns
@@ -346,9 +344,6 @@ def plain_stream(stream: IO[str]) -> bool:
     """Whether Rich would print plain text on ``stream``: no terminal, none forced (Rich reads
     FORCE_COLOR and TTY_COMPATIBLE), UTF-8 (else Rich draws boxes in ASCII), no Jupyter. Then
     a report may print that text itself and leave Rich unimported."""
-    import builtins
-    import os
-
     if os.environ.get("FORCE_COLOR") is not None or os.environ.get("TTY_COMPATIBLE"):
         return False
     encoding = (getattr(stream, "encoding", None) or "utf-8").lower()

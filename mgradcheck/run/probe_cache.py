@@ -30,6 +30,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from mgradcheck.atomic import write_text
+from mgradcheck.errors import WriteError
 from mgradcheck.run.mlx_build import distributions, isolated_venv
 
 FORMAT = 1
@@ -77,9 +79,6 @@ def get(root: Path, probe_key: Mapping[str, Any]) -> dict[str, Any] | None:
 
 def put(root: Path, probe_key: Mapping[str, Any], environment: Mapping[str, Any]) -> None:
     """Store the answer atomically; another run writing the same key writes the same thing."""
-    from mgradcheck.atomic import write_text
-    from mgradcheck.errors import WriteError
-
     document = json.dumps({"key": probe_key, "environment": environment})
     with contextlib.suppress(OSError, WriteError):  # only a cache: the next run probes again
         root.mkdir(parents=True, exist_ok=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+import zlib
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -30,8 +31,11 @@ from mgradcheck.corpus.files import (
 )
 from mgradcheck.errors import EnvironmentFailure, Interrupted, UsageError
 from mgradcheck.exitcodes import ExitCode, for_verdicts
+from mgradcheck.paths import cache_root, kernel_dir, run_scratch
+from mgradcheck.run import probe_cache
 from mgradcheck.run.child_process import ChildCommand, LiveChild
 from mgradcheck.run.display import Progress
+from mgradcheck.run.mlx_build import identity
 from mgradcheck.run.observation import Environment
 from mgradcheck.run.results import EntryResult, Report
 from mgradcheck.run.runner import Runner, RunOptions, probe
@@ -45,7 +49,7 @@ def display_path(path: Path) -> str:
 
 def displayer() -> Callable[[Path], str]:
     """:func:`display_path` for the files of one load: the working directory and each file's
-    directory are resolved once, not once a file (14 ms of a run over 600 files)."""
+    directory are resolved once, not once a file (bench/README.md has what that saves)."""
     cwd = str(Path.cwd().resolve())
     below = cwd if cwd.endswith(os.sep) else cwd + os.sep
     folders: dict[str, str] = {}
@@ -162,13 +166,10 @@ def prepare(
     directory per build of MLX (:mod:`mgradcheck.run.mlx_build`); each child gets a
     TMPDIR of its own seeded from it (:mod:`mgradcheck.run.kernels`).
     """
-    from mgradcheck.paths import cache_root, kernel_dir
-    from mgradcheck.run.mlx_build import identity
-
     base = ChildCommand(python, extra_env)
     env = _probe(base)
     if env.mlx is None:  # the interpreter runs, its environment lacks MLX: that is where it goes
-        import shlex
+        import shlex  # only here: a run that finds MLX never loads it
 
         package = "mlx" if sys.platform == "darwin" else "mlx[cpu]"
         raise EnvironmentFailure(
@@ -185,16 +186,11 @@ def prepare(
 def _unidentified(python: str) -> str:
     """A build its files cannot name (an editable MLX, ``PYTHONPATH``) is known by its
     interpreter alone: its kernels are kept apart from every other interpreter's."""
-    import zlib
-
     return f"unidentified-{zlib.crc32(os.path.abspath(python).encode()):08x}"
 
 
 def _probe(command: ChildCommand) -> Environment:
     """What the interpreter runs: from the probe cache when its files say nothing changed."""
-    from mgradcheck.paths import cache_root, run_scratch
-    from mgradcheck.run import probe_cache
-
     root = cache_root() / "probes"
     key = probe_cache.key(command.python, command.env())
     answer = probe_cache.get(root, key) if key is not None else None

@@ -34,6 +34,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from mgradcheck.errors import UsageError
+from mgradcheck.suites import keywords
 from mgradcheck.suites.source import Hashes, Source, closure_digest, import_root, shown
 
 UNITTEST_BASES = frozenset(
@@ -341,10 +342,10 @@ def select(tests: Sequence[SuiteTest], keyword: str | None) -> list[SuiteTest]:
         raise UsageError("no tests collected (files named test*.py or *_test.py)")
     if keyword is None:
         return list(tests)
-    from mgradcheck.suites.keywords import names, parse, quoted
-
-    expression = parse(keyword)
-    chosen = [t for t in tests if expression.matches(names(t.id))]
+    expression = keywords.parse(keyword)
+    chosen = [t for t in tests if expression.matches(keywords.names(t.id))]
     if not chosen:
-        raise UsageError(f"-k {quoted(keyword)} matches none of the {len(tests)} tests collected")
+        raise UsageError(
+            f"-k {keywords.quoted(keyword)} matches none of the {len(tests)} tests collected"
+        )
     return chosen

@@ -17,9 +17,11 @@ from collections.abc import Sequence
 
 from packaging.version import Version
 
+from mgradcheck.releases.matrix_report import matrix_view
 from mgradcheck.releases.regress import RegressOn, State
 from mgradcheck.releases.release_matrix import Matrix, matrix_of
 from mgradcheck.releases.settings import Settings
+from mgradcheck.reports.matrix import render_markdown
 from mgradcheck.run.display import Progress
 from mgradcheck.suites.collect import SuiteTest
 from mgradcheck.suites.suite_runs import SuiteOptions, execute_for_release
@@ -80,9 +82,6 @@ def summary_lines(matrix: Matrix, markdown: bool = False) -> list[str]:
 
 def markdown(matrix: Matrix) -> str:
     """The matrix as Markdown, tests down and releases across, then the summary lines."""
-    from mgradcheck.releases.matrix_report import matrix_view
-    from mgradcheck.reports.matrix import render_markdown
-
     text = render_markdown(matrix_view(matrix), by_item=True, subject=SUBJECT)
     return text + "\n" + "\n".join(summary_lines(matrix, markdown=True)) + "\n"
 

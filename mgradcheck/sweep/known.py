@@ -36,6 +36,7 @@ from packaging.version import InvalidVersion, Version
 from mgradcheck.child.gradcheck_spec import COMPILED
 from mgradcheck.corpus.entry import Entry
 from mgradcheck.outcomes import Outcome
+from mgradcheck.sweep import mlx_places
 from mgradcheck.sweep.case_runs import CaseResult
 from mgradcheck.sweep.catalogue import calls
 from mgradcheck.sweep.catalogue.elementwise import ALIAS_OF
@@ -155,8 +156,6 @@ def _built_as(op: str, entry: Entry) -> bool:
     """Whether MLX builds ``op`` from one primitive alone, and a function the entry is about
     (named by its tags or title) is that primitive: tril, triu and nan_to_num are a
     ``Select``, which is ``where``. From the index of MLX's sources shipped in the package."""
-    from mgradcheck.sweep import mlx_places
-
     index = mlx_places.shipped()
     function = ALIAS_OF.get(op, op)
     levels = index.functions.get(function, ())

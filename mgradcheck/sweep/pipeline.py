@@ -20,10 +20,14 @@ from typing import Any
 
 from mgradcheck import __version__
 from mgradcheck.child.gradcheck_spec import CHECKS, FIRST_ORDER
+from mgradcheck.corpus import loader
 from mgradcheck.errors import Interrupted
+from mgradcheck.outcomes import Outcome, Verdict
 from mgradcheck.run.child_process import ChildCommand
 from mgradcheck.run.display import Progress, Silent
 from mgradcheck.run.observation import Environment
+from mgradcheck.run.runner import Runner, RunOptions
+from mgradcheck.run.stages import load_corpus
 from mgradcheck.sweep import emit
 from mgradcheck.sweep.case_runs import BATCH_SIZE, CaseResult, Executor, Status, Task
 from mgradcheck.sweep.catalogue import DTYPES, Case, catalogue, select, tasks
@@ -31,6 +35,7 @@ from mgradcheck.sweep.coverage import Table, public_names, tabulate
 from mgradcheck.sweep.explore.generate import Exploration, explore
 from mgradcheck.sweep.explore.signatures import target_signatures
 from mgradcheck.sweep.findings import Group, group
+from mgradcheck.sweep.known import causes
 from mgradcheck.sweep.shrink import Shrunk, shrink_all
 from mgradcheck.wording import count
 
@@ -187,10 +192,6 @@ def confirm(
     paths: Sequence[Path], command: ChildCommand, env: Environment, jobs: int
 ) -> dict[Path, tuple[bool, str]]:
     """Validate the emitted entries with the corpus loader and run them as ``mgradcheck run`` would."""
-    from mgradcheck.corpus import loader
-    from mgradcheck.outcomes import Outcome, Verdict
-    from mgradcheck.run.runner import Runner, RunOptions
-
     entries = loader.load(list(paths))
     outcome = Runner(command, env, RunOptions(jobs=jobs), Silent()).run(entries)
     confirmed = {}
@@ -223,7 +224,7 @@ def sweep(
     progress.start(f"sweep of {count(len(chosen), 'case')} on mlx {env.mlx}", total=len(planned))
     deadline = started + CATALOGUE_SHARE * options.budget
     try:
-        results = executor.run(planned, deadline, on_result=_shown(progress, len(planned)))
+        results = executor.run(planned, deadline, on_result=_progress_line(progress, len(planned)))
     finally:
         progress.stop()
     report = SweepReport(env, len(chosen), results, budget=options.budget, explored=explored)
@@ -273,9 +274,6 @@ def sweep(
 
 def name_causes(report: SweepReport) -> None:
     """Each finding's cause, and the corpus entry (of the bundled corpus) that holds it."""
-    from mgradcheck.run.stages import load_corpus
-    from mgradcheck.sweep.known import causes
-
     try:
         entries = load_corpus([])  # the bundled corpus, through the parsed-file cache
     except Exception:  # noqa: BLE001 - without the corpus, every cause is reported as new
@@ -298,7 +296,7 @@ def name_causes(report: SweepReport) -> None:
             )
 
 
-def _shown(progress: Progress, total: int) -> Callable[[CaseResult], None]:
+def _progress_line(progress: Progress, total: int) -> Callable[[CaseResult], None]:
     """Tells ``progress`` of each case's result: a finding or an error by name, the count
     of cases, drawn calls and graphs run and of findings so far (as its status at most once
     a second, which a log shows as a line)."""

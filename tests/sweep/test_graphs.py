@@ -21,7 +21,7 @@ from mgradcheck.sweep.explore.graph_operations import operations
 from mgradcheck.sweep.explore.graphs import DEFAULT, Apply, Graph, Node, returns_twice
 from mgradcheck.sweep.findings import group
 from mgradcheck.sweep.known import causes
-from mgradcheck.sweep.pipeline import _shown
+from mgradcheck.sweep.pipeline import _progress_line
 from mgradcheck.sweep.shrink import shrink_all
 from tests.builders import RecordingProgress
 from tests.sweep.test_explore import signatures
@@ -186,7 +186,7 @@ def test_shrinking_drops_operations_while_the_graph_still_fails_and_names_its_ca
 
 def test_the_progress_says_how_many_calls_graphs_and_findings_so_far() -> None:
     progress = RecordingProgress()
-    shown = _shown(progress, 3)
+    shown = _progress_line(progress, 3)
     single = Case("gen0-0000-sin-float32", "sin", "generated", "lambda a: mx.sin(a)",
                   ({"shape": [2]},), dtypes=("float32",), drawn=True)  # fmt: skip
     for case, status in ((single, Status.PASS), (_graph_case(CHAIN), Status.WRONG),
