@@ -19,6 +19,10 @@ from mgradcheck.errors import UsageError
 from mgradcheck.exitcodes import ExitCode, describe
 from mgradcheck.wording import count
 
+# The calls (and as many graphs) a sweep told nothing draws: with the catalogue first, what the
+# default budget has left on 2 cores with a warm kernel cache (docs/sweep-explore.md).
+DEFAULT_EXPLORE = 200
+
 if TYPE_CHECKING:
     from mgradcheck.corpus.shard import Shard
     from mgradcheck.releases.choice import Mlx
@@ -68,7 +72,7 @@ def _checks(ctx: click.Context, param: click.Parameter, value: Sequence[str]) ->
 @click.option(
     "--budget",
     type=click.FloatRange(1),
-    default=1800,
+    default=600,
     show_default=True,
     help="Seconds for the whole sweep; cases left when three quarters are spent are not run.",
 )
@@ -96,12 +100,12 @@ def _checks(ctx: click.Context, param: click.Parameter, value: Sequence[str]) ->
 @click.option(
     "--explore",
     type=click.IntRange(0),
-    default=0,
-    show_default=True,
     metavar="N",
     help="Also run N calls drawn (by --seed) from the target MLX's own signatures and a table of "
     "domains, in every dtype kind (float64, complex64, integers, bool), and N graphs of 2 to 4 "
-    "operations ('graph*'), after the catalogue's cases and within the budget.",
+    "operations ('graph*'), after the catalogue's cases and within the budget, spread over the "
+    f"operations. Default: {DEFAULT_EXPLORE} when no --ops, --list or --coverage narrows the "
+    "sweep, else 0 (the catalogue alone).",
 )
 @click.option("--transform-dtypes", "--compile-dtypes", "transform_dtypes", default="float32",
               show_default=True, metavar="D[,D...]",
@@ -143,7 +147,7 @@ def sweep(
     jobs: int,
     points: int,
     seed: int,
-    explore: int,
+    explore: int | None,
     transform_dtypes: str,
     skip: tuple[str, ...],
     no_shrink: bool,
@@ -169,6 +173,7 @@ def sweep(
     from mgradcheck.sweep.pipeline import SweepOptions, plan
     from mgradcheck.sweep.pipeline import sweep as run_sweep
 
+    explore = drawn_count(explore, patterns, list_only, coverage)
     options = SweepOptions(
         patterns=patterns, dtypes=dtypes, budget=budget, jobs=jobs, points=points, seed=seed,
         transform_dtypes=tuple(d for d in transform_dtypes.split(",") if d and d != "none"),
@@ -230,3 +235,13 @@ def sweep(
         sys.exit(report.interrupted.exit_code)
     # A guard's documented behaviour is listed, not a failure of the sweep.
     sys.exit(ExitCode.UNEXPECTED if any(not f.by_design for f in report.findings) else ExitCode.OK)
+
+
+def drawn_count(
+    explore: int | None, patterns: Sequence[str], list_only: bool, coverage: bool
+) -> int:
+    """``--explore``, or when it is not given: a sweep told nothing explores; a slice chosen
+    by --ops, a listing or the catalogue's coverage table is the catalogue's alone."""
+    if explore is not None:
+        return explore
+    return 0 if patterns or list_only or coverage else DEFAULT_EXPLORE

@@ -180,6 +180,25 @@ def plan(
     return chosen, planned
 
 
+def spread(planned: Sequence[Task]) -> list[Task]:
+    """The catalogue's tasks first, in order (its cases always run, as Hypothesis' examples do),
+    then the drawn calls and graphs by how little of their operation has run: every
+    operation's first before any operation's second, so that an operation drawn often, or
+    slow, cannot take the budget from the rest."""
+    listed = [t for t in planned if not (t.case.drawn or t.case.graph is not None)]
+    drawn = [t for t in planned if t.case.drawn or t.case.graph is not None]
+    before: Counter[str] = Counter()
+    places: Counter[bool] = Counter()
+    keys = []
+    for task in drawn:
+        kind = task.case.graph is not None  # calls and graphs take turns within a turn
+        keys.append((before[task.case.op], places[kind]))
+        before[task.case.op] += 1
+        places[kind] += 1
+    order = sorted(range(len(drawn)), key=lambda i: keys[i])
+    return listed + [drawn[i] for i in order]
+
+
 def explored(command: ChildCommand, env: Environment, options: SweepOptions) -> Exploration:
     """The calls and graphs ``options.explore`` asks for, drawn from the target MLX's own
     signatures."""
@@ -222,6 +241,7 @@ def sweep(
         command, env, jobs=options.jobs, batch_size=options.batch_size, progress=progress
     )
     progress.start(f"sweep of {count(len(chosen), 'case')} on mlx {env.mlx}", total=len(planned))
+    planned = spread(planned)
     deadline = started + CATALOGUE_SHARE * options.budget
     try:
         results = executor.run(planned, deadline, on_result=_progress_line(progress, len(planned)))

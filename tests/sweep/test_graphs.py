@@ -12,7 +12,10 @@ from typing import Any
 
 import numpy as np
 import pytest
+from click.testing import CliRunner
 
+from mgradcheck.cli import cli
+from mgradcheck.cli.sweep import DEFAULT_EXPLORE, drawn_count
 from mgradcheck.corpus import files, loader
 from mgradcheck.sweep.case_runs import CaseResult, Status, Task
 from mgradcheck.sweep.catalogue import Case, calls, catalogue, select
@@ -21,7 +24,7 @@ from mgradcheck.sweep.explore.graph_operations import operations
 from mgradcheck.sweep.explore.graphs import DEFAULT, Apply, Graph, Node, returns_twice
 from mgradcheck.sweep.findings import group
 from mgradcheck.sweep.known import causes
-from mgradcheck.sweep.pipeline import _progress_line
+from mgradcheck.sweep.pipeline import _progress_line, spread
 from mgradcheck.sweep.shrink import shrink_all
 from tests.builders import RecordingProgress
 from tests.sweep.test_explore import signatures
@@ -251,3 +254,40 @@ def test_the_summary_counts_graphs_apart_from_drawn_calls() -> None:
     assert report.summary_line().startswith("1 catalogue case and 60 graphs, 0 runs")
     report.graphs = 20
     assert report.summary_line().startswith("1 catalogue case and 40 drawn calls and 20 graphs,")
+
+
+def test_the_catalogue_runs_first_then_each_operation_s_drawn_calls_take_turns() -> None:
+    """A sweep's budget is spread: the catalogue's cases first, in order, then every drawn
+    operation's first call or graph before any operation's second."""
+    listed = [Task.of(c, "float32") for c in catalogue()[:3]]
+
+    def drawn(op: str, n: int, graph: Graph | None = None) -> Task:
+        case = Case(f"generated0-{op}-{n}", op, "generated", "lambda a: a", (), drawn=True,
+                    graph=graph)  # fmt: skip
+        return Task.of(case, "float32")
+
+    calls = [drawn("cumsum", 0), drawn("cumsum", 1), drawn("cumsum", 2), drawn("sin", 0)]
+    graphs = [drawn("sin∘exp", 0, CHAIN), drawn("sum∘sin", 0, CHAIN)]
+    order = [t.case.id for t in spread([*calls, *listed, *graphs])]
+    assert order[:3] == [t.case.id for t in listed]
+    firsts = {
+        "generated0-cumsum-0",
+        "generated0-sin-0",
+        "generated0-sin∘exp-0",
+        "generated0-sum∘sin-0",
+    }
+    assert set(order[3:7]) == firsts and order[7:] == ["generated0-cumsum-1", "generated0-cumsum-2"]
+    assert order[3:5] == [
+        "generated0-cumsum-0",
+        "generated0-sin∘exp-0",
+    ]  # calls and graphs alternate
+
+
+def test_a_sweep_told_nothing_explores_and_a_chosen_slice_does_not() -> None:
+    assert drawn_count(None, (), False, False) == DEFAULT_EXPLORE > 0
+    assert drawn_count(None, ("sin",), False, False) == 0
+    assert drawn_count(None, (), True, False) == drawn_count(None, (), False, True) == 0
+    assert drawn_count(7, ("sin",), True, False) == 7
+    shown = " ".join(CliRunner().invoke(cli, ["sweep", "--help"]).output.split())
+    assert f"Default: {DEFAULT_EXPLORE} when no --ops, --list or --coverage" in shown
+    assert "[default: 600; x>=1]" in shown
