@@ -54,6 +54,7 @@ TAGS = {
 _CRUMB_CHECK = re.compile(r'\| \{"check": "(\w+)"')
 _GENERATED = re.compile(r"\b(?=\w*[A-Z])(?=\w*[a-z])\w{16,}\b")  # CfNIBroadcastADfNOAdd...
 _NUMBERS = re.compile(r"-?\d+(\.\d+)?(e-?\d+)?")
+_SHAPES = re.compile(r"\((N, ?)*N,?\)")  # (N,N,N) after the numbers: a rank is a number too
 
 
 @dataclass
@@ -130,7 +131,7 @@ def _said(text: str) -> str:
     """MLX's message without what varies between operations and runs: numbers, generated
     names (a kernel's), and what follows a quote (a command line)."""
     text = _GENERATED.sub("K", text.split('"', 1)[0])
-    return _NUMBERS.sub("N", text).strip()[:160]
+    return _SHAPES.sub("(shape)", _NUMBERS.sub("N", text)).strip()[:160]
 
 
 def _names(entry: Entry, group: Group, ops: Sequence[str]) -> int:

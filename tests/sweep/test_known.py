@@ -161,6 +161,24 @@ def test_errors_group_by_their_message_without_numbers() -> None:
     ]
 
 
+def test_errors_group_by_their_message_whatever_the_rank_of_the_shapes_it_names() -> None:
+    """The default sweep of 0.32.4 raised one reshape error through norm at (1,4), tril at
+    (1,2,3,4) and power at (1,2,3): one cause, not one per rank."""
+
+    def error(case: str, shape: str) -> CaseResult:
+        result = wrong(case, "compose", kind="error")
+        result.findings[0]["detail"] = (
+            f"ValueError: [reshape] Cannot reshape array of size 1 into shape {shape}."
+        )
+        return result
+
+    found = named([error("norm", "(1,4)"), error("tril", "(1,2,3,4)"), error("power", "(1, 2,3)")])
+    assert [(key, ops) for key, ops, _ in found] == [
+        ("compose raises ValueError: [reshape] Cannot reshape array of size N into shape (shape).",
+         ["norm", "tril", "power"])
+    ]  # fmt: skip
+
+
 def test_the_report_names_each_finding_s_entry_and_counts_causes() -> None:
     results = [
         crash("sum-axis"),
