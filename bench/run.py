@@ -266,7 +266,9 @@ class Bench:
 
         out = self.scratch / "snapshot"
         out.mkdir(exist_ok=True)
-        outputs = report_outputs(out / "r.json", out / "r.xml", out / "s.md", out / "b.svg")
+        outputs = report_outputs(
+            json=out / "r.json", junit=out / "r.xml", summary=out / "s.md", badge=out / "b.svg"
+        )
         many = replace(report, results=report.results * 30)
         try:
             print(
