@@ -32,6 +32,7 @@ UNSUPPORTED = (  # compiled by re where searched: by the sweep and its children,
     # vmap of a 3-D convolution is a grouped one, which MLX does not implement.
     r"|can only handle groups != 1"
     r"|cannot calculate [jv]jp with respect to"  # indices of gather/scatter, masks
+    r"|cannot compute the gradient wrt the indices"  # gather_qmm's, likewise
     r"|cannot infer output shapes"  # no shapeless compile for this primitive
     r"|module 'mlx[\w.]*' has no attribute"  # an operation this release lacks
     r"|incompatible function arguments|unexpected keyword argument"  # nor its signature
