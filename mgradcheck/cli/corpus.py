@@ -17,16 +17,23 @@ from mgradcheck.wording import count
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _json_option(what: str) -> Callable[[F], F]:
-    """--json [FILE]: as every command's --json FILE ('-': standard output), the FILE optional."""
+def _optional_file(name: str, help: str) -> Callable[[F], F]:
+    """--NAME [FILE]: as every command's --NAME FILE ('-': standard output), the FILE optional."""
     return click.option(
-        "--json",
-        "json_path",
+        f"--{name}",
+        f"{name}_path",
         type=click.Path(path_type=Path),
         is_flag=False,
         flag_value="-",
         metavar="[FILE]",
-        help=f"Write {what} as JSON to FILE; to standard output instead of the text when FILE is "
+        help=help,
+    )
+
+
+def _json_option(what: str) -> Callable[[F], F]:
+    return _optional_file(
+        "json",
+        f"Write {what} as JSON to FILE; to standard output instead of the text when FILE is "
         "'-' or left out (then put --json after the other arguments, or give it '-').",
     )
 
@@ -77,14 +84,9 @@ def backend_here() -> str:
     "corpus). Default: the one installed here.",
 )
 @_json_option("the listing")
-@click.option(
-    "--markdown",
-    "markdown_path",
-    type=click.Path(path_type=Path),
-    is_flag=False,
-    flag_value="-",
-    metavar="[FILE]",
-    help="Write the manual's corpus table to FILE: the entries grouped by subject, each with "
+@_optional_file(
+    "markdown",
+    "Write the manual's corpus table to FILE: the entries grouped by subject, each with "
     "its report and where it stands on Linux by its evidence; to standard output instead of "
     "the text when FILE is '-' or left out.",
 )
