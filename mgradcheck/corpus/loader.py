@@ -46,7 +46,7 @@ from mgradcheck.corpus.fields import Checker, Key
 from mgradcheck.corpus.files import corpus_names
 from mgradcheck.corpus.gradcheck_block import check_gradcheck
 from mgradcheck.corpus.patterns import danger
-from mgradcheck.corpus.signatures import too_broad
+from mgradcheck.corpus.signatures import one_fault, too_broad
 from mgradcheck.errors import CorpusError
 from mgradcheck.outcomes import Outcome
 from mgradcheck.upstream import is_commit
@@ -242,6 +242,9 @@ def check_document(
     bug = _bug(c, warnings) if "bug" in data else Bug((Outcome.FAIL,))
     origin = c.text(("origin",), data.get("origin"), optional=True)
     tags = c.strings(("tags",), data.get("tags", []))
+    why = one_fault(bug.match, tuple(tags)) if warnings is not None else None
+    if why:
+        warnings.append(SourceError(doc.path, doc.line(("bug", "match")), "bug.match", why))
     requires = _requires(c)
     timeout = _number(c, "timeout", 60.0, TIMEOUT)
     repeat = _number(c, "repeat", 1, REPEAT)

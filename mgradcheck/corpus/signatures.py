@@ -9,6 +9,11 @@ none of the texts below, which a child's evidence holds whatever went wrong,
 nor the empty text, nor the crash texts of every fatal signal (a crash
 signature names its signals: SIGSEGV, or SIGSEGV and SIGABRT for a heap
 corrupted one run and caught by malloc's checks the next).
+
+A bug that reads out of bounds dies of whatever the memory it reads gives,
+which differs from machine to machine: a segfault here, an abort where a
+garbage size throws, a bus error elsewhere. So an entry tagged
+``out-of-bounds`` whose match takes a segfault takes all three.
 """
 
 from __future__ import annotations
@@ -77,5 +82,23 @@ def too_broad(match: str | None, outcomes: tuple[Outcome, ...]) -> str | None:
     if all(pattern.search(text) for text in CRASHES):
         return (
             f"{match!r} matches a crash by any signal: name the signals the bug dies of (SIGSEGV)"
+        )
+    return None
+
+
+# What an out-of-bounds read may die of, by the memory it happens to read.
+MEMORY_FAULTS = CRASHES[:3]
+
+
+def one_fault(match: str | None, tags: tuple[str, ...]) -> str | None:
+    """Why an out-of-bounds bug's ``match`` would miss its own crash on another machine, or None."""
+    if match is None or "out-of-bounds" not in tags:
+        return None
+    pattern = re.compile(match)
+    taken = [pattern.search(text) is not None for text in MEMORY_FAULTS]
+    if taken[0] and not all(taken):
+        return (
+            f"{match!r} takes a segfault but not every signal an out-of-bounds read dies of, "
+            "which depends on the memory it reads: name SIG(SEGV|ABRT|BUS)"
         )
     return None

@@ -6,7 +6,10 @@ reduction crashes sum, mean, add, matmul and softmax alike. A group's cause is
 what it died of and where (a crash: the signal and the check that was running;
 an error: MLX's message with its numbers left out), or, for a wrong answer, the
 operation and the check, since two wrong values are two bugs until shown to be
-one. A drawn graph's finding is about the operations its shrunk run still calls:
+one. A composition's wrong answer (the compose check's) is its graph's instead:
+the path and the primitives of its eager graph, which the child reads from MLX
+(``mx.export_to_dot``), since the operation called may not be in it at all (the
+derivative of floor is a broadcast zero, as that of ceil and round is). A drawn graph's finding is about the operations its shrunk run still calls:
 shrunk to one, it is that operation's cause, as a single call's would be; still
 needing one node returned as two outputs, it is that cause, whichever graph.
 
@@ -15,7 +18,9 @@ release and backend, expects the finding's outcome (a crash, or a failed
 check), is tagged with the transform the check exercises, and names the
 operation (in its id, title, summary, tags, code, or the sweep case that
 found it; or, for an operation MLX builds from one primitive alone, a
-function the entry calls that is that primitive: tril is a ``where``); one
+function the entry calls that is that primitive: tril is a ``where``; or, for
+a composition, a primitive of its graph that a function the entry is about
+builds); one
 member of a cause matched is enough, since the entry's reproducer stands for
 all of them. A crash in a compiled check names no operation, since one compiler
 bug kills many: an entry of a crash tagged with that check holds it, whichever
@@ -55,6 +60,10 @@ _CRUMB_CHECK = re.compile(r'\| \{"check": "(\w+)"')
 _GENERATED = re.compile(r"\b(?=\w*[A-Z])(?=\w*[a-z])\w{16,}\b")  # CfNIBroadcastADfNOAdd...
 _NUMBERS = re.compile(r"-?\d+(\.\d+)?(e-?\d+)?")
 _SHAPES = re.compile(r"\((N, ?)*N,?\)")  # (N,N,N) after the numbers: a rank is a number too
+# Primitives the transforms add to move axes and shapes about, in any composed graph.
+PLUMBING = frozenset({"Reshape", "ExpandDims", "Squeeze", "Transpose", "Copy", "AsType"})
+# The words of a composition's path that an entry about it is tagged with, and only then.
+_PATH_WORDS = frozenset({"shapeless", "vmap", "checkpoint"})
 
 
 @dataclass
@@ -120,11 +129,40 @@ def cause_of(group: Group, shown: CaseResult) -> str:
     if group.check == "specials" and "special" in repro:  # one constant or input, many ops
         how = "captured" if repro.get("constant") else "as an input"
         return f"specials: compiled differs from eager with {repro['special']} {how}"
+    graph = composed(group, shown)
+    if graph is not None:  # a composition's wrong answer is its graph's, whatever was called
+        return f"{graph.path}: {group.kind} through {'+'.join(graph.primitives)}"
     if group.check == "integers" and group.kind == "wrong-value":
         # MLX differentiates an integer or bool input as if it were a float, then casts the
         # derivative to its dtype, in every operation: one cause, not one per operation.
         return "integers: a derivative by an integer or bool argument is not zero"
     return f"{_who(group, shown)}: {group.kind} ({group.check})"
+
+
+@dataclass(frozen=True)
+class Composed:
+    """The graph a composed check went wrong in: its path of transforms and its primitives,
+    the transforms' own moves (vmap's and grad's reshapes and expansions) left out, sorted."""
+
+    path: str
+    primitives: tuple[str, ...]
+
+    def about(self, entry: Entry) -> bool:
+        """Whether ``entry`` is about this graph: tagged with the same ways of compiling and
+        mapping as the path, and about a function built of one of its primitives."""
+        if {w for w in _PATH_WORDS if w in self.path} != _PATH_WORDS & set(entry.tags):
+            return False
+        return bool(set(self.primitives) & _primitives(entry))
+
+
+def composed(group: Group, shown: CaseResult) -> Composed | None:
+    """The graph of ``group``'s composed check in ``shown``; None for other checks, or a
+    finding whose graph the child could not read."""
+    seen = group.matching(shown) if group.check == "compose" else []
+    if not seen or not seen[0].get("made_by"):
+        return None
+    path = str(seen[0].get("repro", {}).get("path", ""))
+    return Composed(path, tuple(sorted(set(seen[0]["made_by"]) - PLUMBING)))
 
 
 def _said(text: str) -> str:
@@ -134,11 +172,12 @@ def _said(text: str) -> str:
     return _SHAPES.sub("(shape)", _NUMBERS.sub("N", text)).strip()[:160]
 
 
-def _names(entry: Entry, group: Group, ops: Sequence[str]) -> int:
+def _names(entry: Entry, group: Group, ops: Sequence[str], graph: Composed | None = None) -> int:
     """How surely ``entry`` is about ``group``'s operation: 3 when one of its sweep cases
     found it, 2 when it is tagged with it, 1 when its code names it (``mx.op``,
-    ``mx.fft.op``, a method call ``x.op(``), else 0. Prose is not read: "each slice" is not
-    ``x[2]``."""
+    ``mx.fft.op``, a method call ``x.op(``) or when it is about the ``graph`` of a
+    composition (see :meth:`Composed.about`), else 0. Prose is not read: "each slice" is
+    not ``x[2]``."""
     if entry.found_by is not None and entry.found_by.case in {
         r.task.case.id for r in group.results
     }:
@@ -150,7 +189,15 @@ def _names(entry: Entry, group: Group, ops: Sequence[str]) -> int:
         call = rf"mx\.(?:\w+\.)?{re.escape(name)}\b|\.{re.escape(name)}\s*\("
         if re.search(call, entry.code or "") or re.search(call, str(entry.gradcheck or "")):
             return 1
+    if graph is not None and graph.about(entry):
+        return 1
     return 1 if any(_built_as(op, entry) for op in ops) else 0
+
+
+def _primitives(entry: Entry) -> set[str]:
+    """The primitives of the MLX functions ``entry`` is about, from the shipped index."""
+    index = mlx_places.shipped()
+    return {cls for function in mlx_places.called(entry, index) for cls in index.nearest(function)}
 
 
 def _built_as(op: str, entry: Entry) -> bool:
@@ -183,10 +230,11 @@ def matches(
     mlx: Version,
     backend: str,
     ops: Sequence[str] | None = None,
+    graph: Composed | None = None,
 ) -> int:
     """How surely ``entry`` is the known bug (or guard) behind ``group``, seen by ``check``
-    (see :func:`_names`; ``ops``: what it is about, by default its operation); 0 when it
-    is not."""
+    (see :func:`_names`; ``ops``: what it is about, by default its operation; ``graph``:
+    a composition's); 0 when it is not."""
     if entry.bug.affects and not entry.bug.expected(mlx, backend):
         return 0  # a bug this release should not have
     crash = group.kind in ("crash", "timeout")
@@ -195,7 +243,7 @@ def matches(
         return 0
     if check and not TAGS.get(check, {check}) & set(entry.tags):
         return 0
-    sure = _names(entry, group, ops or [group.op])
+    sure = _names(entry, group, ops or [group.op], graph)
     if not sure and crash and entry.bug.affects and check in _compiled_checks(entry):
         # Such a crash's cause is the compiled check alone (see cause_of): an open crash of
         # that check is it, whichever operation the entry's reproducer happens to use.
@@ -228,9 +276,9 @@ def causes(
         cause = found.setdefault(key, Cause(key))
         cause.groups.append(group)
         if version is not None and backend:
-            check, ops = _check(group, run), operations(group, run)
+            check, ops, graph = _check(group, run), operations(group, run), composed(group, run)
             for entry in entries:  # the surest match of any of the cause's groups
-                sure = matches(entry, group, check, version, backend, ops)
+                sure = matches(entry, group, check, version, backend, ops, graph)
                 if sure > cause.sure:
                     cause.entry, cause.by_design, cause.sure = entry.id, not entry.bug.affects, sure
     return list(found.values())

@@ -1,7 +1,7 @@
 """The stages of ``mgradcheck sweep``: run the catalogue, group, shrink, emit, confirm.
 
 Each stage is a plain function over typed values, importable and testable
-without Click. The budget bounds the whole sweep: the catalogue gets three
+without Click. The budget bounds the whole sweep: running the cases gets three
 quarters of it, shrinking (every finding at once, up to ``-j`` children) what is
 left, and a finding still shrinking when it runs out is reported as far as it
 got; confirming the emitted entries (one child each) always runs, so every entry
@@ -41,7 +41,7 @@ from mgradcheck.wording import count
 
 SCHEMA = "mgradcheck-sweep"
 SCHEMA_VERSION = 1
-CATALOGUE_SHARE = 0.75
+RUN_SHARE = 0.75
 
 
 @dataclass(frozen=True)
@@ -181,22 +181,28 @@ def plan(
 
 
 def spread(planned: Sequence[Task]) -> list[Task]:
-    """The catalogue's tasks first, in order (its cases always run, as Hypothesis' examples do),
-    then the drawn calls and graphs by how little of their operation has run: every
-    operation's first before any operation's second, so that an operation drawn often, or
-    slow, cannot take the budget from the rest."""
-    listed = [t for t in planned if not (t.case.drawn or t.case.graph is not None)]
-    drawn = [t for t in planned if t.case.drawn or t.case.graph is not None]
-    before: Counter[str] = Counter()
-    places: Counter[bool] = Counter()
+    """``planned`` in the order that spreads a budget over operations: every operation's
+    first task before any operation's second, so that an operation with many cases, or a
+    slow one, cannot take the budget from the rest. Within an operation its catalogue
+    cases come first, in order (they are its examples, as Hypothesis' are); within a turn
+    the catalogue's cases, the drawn calls and the graphs take turns, so that none of the
+    three waits for the others to finish."""
+    turns: Counter[str] = Counter()
+    places: Counter[tuple[int, int]] = Counter()
     keys = []
-    for task in drawn:
-        kind = task.case.graph is not None  # calls and graphs take turns within a turn
-        keys.append((before[task.case.op], places[kind]))
-        before[task.case.op] += 1
-        places[kind] += 1
-    order = sorted(range(len(drawn)), key=lambda i: keys[i])
-    return listed + [drawn[i] for i in order]
+    for kind in (0, 1, 2):  # catalogue, drawn calls, graphs
+        for i, task in enumerate(planned):
+            if _kind(task) != kind:
+                continue
+            turn = turns[task.case.op]
+            turns[task.case.op] += 1
+            keys.append(((turn, places[turn, kind], kind), i))
+            places[turn, kind] += 1
+    return [planned[i] for _, i in sorted(keys)]
+
+
+def _kind(task: Task) -> int:
+    return 2 if task.case.graph is not None else 1 if task.case.drawn else 0
 
 
 def explored(command: ChildCommand, env: Environment, options: SweepOptions) -> Exploration:
@@ -242,7 +248,7 @@ def sweep(
     )
     progress.start(f"sweep of {count(len(chosen), 'case')} on mlx {env.mlx}", total=len(planned))
     planned = spread(planned)
-    deadline = started + CATALOGUE_SHARE * options.budget
+    deadline = started + RUN_SHARE * options.budget
     try:
         results = executor.run(planned, deadline, on_result=_progress_line(progress, len(planned)))
     finally:

@@ -1,5 +1,5 @@
-"""Shrink findings: fewest operations (of a drawn graph), fewest traced arguments, smallest
-shapes, simplest values that still fail.
+"""Shrink findings: fewest operations (of a drawn graph), fewest traced arguments, fewest
+written arguments, smallest shapes, simplest values that still fail.
 
 Greedy and bounded: each step proposes a few candidate specs, runs them all in
 children (crash-isolated like the sweep itself), and keeps the first candidate,
@@ -16,6 +16,7 @@ finding keeps the smallest run found so far, and says it stopped.
 
 from __future__ import annotations
 
+import ast
 import copy
 import json
 import re
@@ -162,6 +163,78 @@ def fewer_operations(group: Group) -> list[Propose]:
     return [drop] * (len(graph.ops) + len(graph.outputs) - 2)
 
 
+def simpler_arguments(result: CaseResult) -> list[tuple[str, Spec]]:
+    """For a drawn call or graph, candidates that each leave one written argument of an MLX
+    call to its default (a keyword whose value is a literal: ``axis=(0, -1)``,
+    ``keepdims=True``) or keep the first item of a literal tuple of several (``axes=(0,
+    2)`` to ``axes=(0,)``); arguments that are inputs stay."""
+    case = result.task.case
+    if not (case.drawn or case.graph is not None):
+        return []  # a catalogue case's arguments are what its writer chose to check
+    fn = str(result.task.spec["fn"])
+    found = []
+    for what, change in _argument_changes(fn):
+        tree = ast.parse(fn, mode="eval")
+        change(tree)
+        found.append((what, _with(result.task.spec, fn=ast.unparse(tree))))
+    return found
+
+
+def _argument_changes(fn: str) -> list[tuple[str, Callable[[ast.AST], None]]]:
+    """Each way to simplify one literal argument of an ``mx.`` call in ``fn``, as a change
+    to apply to a fresh parse of it (found by the call's and the argument's place)."""
+    try:
+        tree = ast.parse(fn, mode="eval")
+    except SyntaxError:
+        return []
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and _is_mlx(n.func)]
+    changes: list[tuple[str, Callable[[ast.AST], None]]] = []
+    for c, call in enumerate(calls):
+        name = ast.unparse(call.func)
+        for k, keyword in enumerate(call.keywords):
+            if keyword.arg is None or not _literal(keyword.value):
+                continue
+            changes.append((f"{name} without {keyword.arg}=", _dropping(c, k)))
+            if isinstance(keyword.value, ast.Tuple) and len(keyword.value.elts) > 1:
+                changes.append((f"{name} with one of {keyword.arg}", _first_of(c, k)))
+    return changes
+
+
+def _nth_call(tree: ast.AST, c: int) -> ast.Call:
+    return [n for n in ast.walk(tree) if isinstance(n, ast.Call) and _is_mlx(n.func)][c]
+
+
+def _dropping(c: int, k: int) -> Callable[[ast.AST], None]:
+    def change(tree: ast.AST) -> None:
+        del _nth_call(tree, c).keywords[k]
+
+    return change
+
+
+def _first_of(c: int, k: int) -> Callable[[ast.AST], None]:
+    def change(tree: ast.AST) -> None:
+        value = _nth_call(tree, c).keywords[k].value
+        assert isinstance(value, ast.Tuple)
+        value.elts[1:] = []
+
+    return change
+
+
+def _is_mlx(func: ast.AST) -> bool:
+    """``mx.f`` or ``mx.fft.f``."""
+    while isinstance(func, ast.Attribute):
+        func = func.value
+    return isinstance(func, ast.Name) and func.id == "mx"
+
+
+def _literal(node: ast.AST) -> bool:
+    try:
+        ast.literal_eval(node)
+    except ValueError:
+        return False
+    return True
+
+
 def proposals(group: Group) -> list[Propose]:
     """The steps of shrinking ``group``'s finding, in order: each proposes candidates from the best run."""
     return [
@@ -172,6 +245,8 @@ def proposals(group: Group) -> list[Propose]:
             if r.task.spec.get("points", 2) > 1
             else []
         ),
+        simpler_arguments,
+        simpler_arguments,  # each round leaves one more argument to its default
         smaller_shapes,
         smaller_shapes,  # a second round: halved shapes may halve again
         simpler_values,

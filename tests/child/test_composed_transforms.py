@@ -228,3 +228,10 @@ def test_composed_transforms_agree_with_a_loop_or_with_finite_differences(
     assert {f["repro"]["path"] for f in compose} == caught_by, result
     if not planted:
         assert result["ran"]["compose"] >= 8, result
+    # a finding names the primitives of its path's graph: grad(vmap)'s derivative is a zero
+    # (the planted stop_gradient), jvp(vjp)'s goes through the planted stop_gradient
+    made = {f["repro"]["path"]: f["made_by"] for f in compose}
+    if planted == "vmap":
+        assert "Full" in made["grad(vmap)"] and "StopGradient" not in made["grad(vmap)"], made
+    if planted == "second":
+        assert {"StopGradient", "Multiply"} <= set(made["jvp(vjp)"]), made

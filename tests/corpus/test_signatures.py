@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from mgradcheck.corpus.files import bundled_corpus
-from mgradcheck.corpus.signatures import CRASHES, GENERIC, too_broad
+from mgradcheck.corpus.signatures import CRASHES, GENERIC, one_fault, too_broad
 from mgradcheck.outcomes import Outcome
 
 MGRADCHECK = [sys.executable, "-m", "mgradcheck"]
@@ -60,6 +60,26 @@ def test_the_generic_texts_hold_what_a_child_writes() -> None:
     for fragment in ("in _run_code", "raise CheckFailed", "in <module>", "ValueError: "):
         assert fragment in text
     assert [c.splitlines()[0] for c in CRASHES][:2] == ["killed by SIGSEGV", "killed by SIGABRT"]
+
+
+@pytest.mark.parametrize(
+    ("match", "tags", "warned"),
+    [("killed by SIGSEGV|jvp of f", ("out-of-bounds",), True),
+     ("Segmentation fault", ("jvp", "out-of-bounds"), True),
+     ("killed by SIG(SEGV|BUS)", ("out-of-bounds",), True),
+     ("killed by SIG(SEGV|ABRT|BUS)|jvp of f", ("out-of-bounds",), False),
+     # a deterministic abort (an uncaught range check) names its one signal
+     ("raised IndexError|killed by SIGABRT", ("out-of-bounds",), False),
+     # a stack overflow always dies of a segfault
+     ("killed by SIGSEGV", ("recursion",), False),
+     ("jvp of f", ("out-of-bounds",), False)],
+)  # fmt: skip
+def test_an_out_of_bounds_crash_takes_every_signal_a_read_of_garbage_gives(
+    match: str, tags: tuple[str, ...], warned: bool
+) -> None:
+    why = one_fault(match, tags)
+    assert (why is not None) == warned, why
+    assert why is None or "SIG(SEGV|ABRT|BUS)" in why
 
 
 def entry(folder: Path, name: str, outcome: str, match: str | None) -> None:

@@ -256,31 +256,26 @@ def test_the_summary_counts_graphs_apart_from_drawn_calls() -> None:
     assert report.summary_line().startswith("1 catalogue case and 40 drawn calls and 20 graphs,")
 
 
-def test_the_catalogue_runs_first_then_each_operation_s_drawn_calls_take_turns() -> None:
-    """A sweep's budget is spread: the catalogue's cases first, in order, then every drawn
-    operation's first call or graph before any operation's second."""
-    listed = [Task.of(c, "float32") for c in catalogue()[:3]]
+def test_every_operation_s_first_case_runs_before_any_operation_s_second() -> None:
+    """A sweep's budget is spread over operations, the catalogue's among them: an operation
+    with many catalogue cases cannot hold back the drawn calls and graphs of the others."""
 
-    def drawn(op: str, n: int, graph: Graph | None = None) -> Task:
-        case = Case(f"generated0-{op}-{n}", op, "generated", "lambda a: a", (), drawn=True,
-                    graph=graph)  # fmt: skip
-        return Task.of(case, "float32")
+    def case(op: str, n: int, drawn: bool = True, graph: Graph | None = None) -> Task:
+        name = f"generated0-{op}-{n}" if drawn else f"{op}-{n}"
+        return Task.of(Case(name, op, "t", "lambda a: a", (), drawn=drawn, graph=graph), "float32")
 
-    calls = [drawn("cumsum", 0), drawn("cumsum", 1), drawn("cumsum", 2), drawn("sin", 0)]
-    graphs = [drawn("sin∘exp", 0, CHAIN), drawn("sum∘sin", 0, CHAIN)]
+    listed = [case("cumsum", n, drawn=False) for n in range(3)] + [case("sin", 0, drawn=False)]
+    calls = [case("cumsum", 0), case("cumsum", 1), case("exp", 0)]
+    graphs = [case("sin∘exp", 0, graph=CHAIN), case("sum∘sin", 0, graph=CHAIN)]
     order = [t.case.id for t in spread([*calls, *listed, *graphs])]
-    assert order[:3] == [t.case.id for t in listed]
-    firsts = {
-        "generated0-cumsum-0",
-        "generated0-sin-0",
-        "generated0-sin∘exp-0",
-        "generated0-sum∘sin-0",
-    }
-    assert set(order[3:7]) == firsts and order[7:] == ["generated0-cumsum-1", "generated0-cumsum-2"]
-    assert order[3:5] == [
-        "generated0-cumsum-0",
-        "generated0-sin∘exp-0",
-    ]  # calls and graphs alternate
+    assert sorted(order) == sorted(t.case.id for t in [*listed, *calls, *graphs])
+    # the first turn: the three kinds take turns, the catalogue's first within its operation
+    first_turn = order[:5]
+    assert set(first_turn) == {"cumsum-0", "sin-0", "generated0-exp-0",
+                               "generated0-sin∘exp-0", "generated0-sum∘sin-0"}  # fmt: skip
+    assert first_turn[:3] == ["cumsum-0", "generated0-exp-0", "generated0-sin∘exp-0"]
+    # cumsum's later turns: its catalogue cases in order, then its drawn calls
+    assert order[5:] == ["cumsum-1", "cumsum-2", "generated0-cumsum-0", "generated0-cumsum-1"]
 
 
 def test_a_sweep_told_nothing_explores_and_a_chosen_slice_does_not() -> None:

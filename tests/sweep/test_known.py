@@ -179,6 +179,39 @@ def test_errors_group_by_their_message_whatever_the_rank_of_the_shapes_it_names(
     ]  # fmt: skip
 
 
+def test_a_composition_s_wrong_answer_is_its_graph_s_and_matched_through_its_primitives() -> None:
+    """The default sweep of 0.32.4 found the shapeless compile of vmap(grad) wrong in shape for
+    floor, ceil, round, trunc and floor_divide: five operations, one graph (each derivative
+    is a Full, broadcast), and the entry that holds it names none of the five."""
+    path = "compile(shapeless)(vmap(grad))"
+
+    def composed(case: str, made: list[str]) -> CaseResult:
+        result = wrong(case, "compose", kind="wrong-shape", path=path)
+        result.findings[0]["made_by"] = made
+        return result
+
+    graph = ["Reshape", "Broadcast", "ExpandDims", "Full"]
+    found = named([composed(op, graph) for op in ("floor", "ceil", "round", "trunc")])
+    assert found == [
+        (f"{path}: wrong-shape through Broadcast+Full", ["floor", "ceil", "round", "trunc"],
+         ("shapeless-vmap-broadcast-first-call", False))
+    ]  # fmt: skip
+    # the same graph through a path that does not compile shapeless is another bug
+    eager = wrong("floor", "compose", kind="wrong-shape", path="vmap(grad)")
+    eager.findings[0]["made_by"] = graph
+    assert named([eager]) == [
+        ("vmap(grad): wrong-shape through Broadcast+Full", ["floor"], (None, False))
+    ]
+    # another graph is another cause, and no entry is about its primitives
+    other = named([composed("sin", ["Reshape", "Sin", "Multiply", "Cos"])])
+    assert other == [(f"{path}: wrong-shape through Cos+Multiply+Sin", ["sin"], (None, False))]
+    # without the graph (an older child's finding) it stays the operation's
+    assert named([wrong("floor", "compose", kind="wrong-shape")])[0][:2] == (
+        "floor: wrong-shape (compose)",
+        ["floor"],
+    )
+
+
 def test_the_report_names_each_finding_s_entry_and_counts_causes() -> None:
     results = [
         crash("sum-axis"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import time
 from collections.abc import Callable, Sequence
@@ -155,3 +156,36 @@ def test_each_finding_records_what_its_candidates_took() -> None:
     # Each candidate is charged once, to the finding that proposed it first.
     assert sum(s.seconds for s in shrunk) == pytest.approx(0.5 * ran)
     assert all(s.seconds > 0 for s in shrunk[:1])
+
+
+def test_a_drawn_call_s_written_arguments_shrink_to_the_ones_it_needs() -> None:
+    """expand_dims with several axes is wrong under vmap (``vmap-expand-dims-several-axes``);
+    a drawn call that also writes other literal arguments sheds them and keeps the axes."""
+    fn = "lambda a: mx.sum(mx.expand_dims(a, axis=(0, 1)), axis=(0, -1), keepdims=True)"
+    drawn = Case("gen0-0001-expand_dims-float32", "expand_dims", "generated", fn, (arr(2, 3),),
+                 drawn=True)  # fmt: skip
+
+    def needs_two_axes(task: Task) -> CaseResult:
+        tree = ast.parse(task.spec["fn"], mode="eval")
+        inner = next(n for n in ast.walk(tree) if isinstance(n, ast.Call)
+                     and ast.unparse(n.func) == "mx.expand_dims")  # fmt: skip
+        axes = ast.literal_eval(inner.keywords[0].value) if inner.keywords else 0
+        several = isinstance(axes, tuple) and len(axes) > 1
+        return CaseResult(task, Status.WRONG if several else Status.PASS,
+                          findings=[finding("wrong-shape", "vmap")] if several else [])  # fmt: skip
+
+    wrong = needs_two_axes(Task.of(drawn, "float32"))
+    shrunk = shrink_all(
+        [Group("expand_dims", "wrong-shape", "vmap", [wrong])], Fake(needs_two_axes)
+    )
+    assert shrunk[0].spec["fn"] == "lambda a: mx.sum(mx.expand_dims(a, axis=(0, 1)))"
+    assert (
+        "mx.sum without axis=" in shrunk[0].steps and "mx.sum without keepdims=" in shrunk[0].steps
+    )
+    # a catalogue case's arguments are its writer's: they stay
+    listed = Case("expand_dims", "expand_dims", "shape", fn, (arr(2, 3),))
+    wrong = needs_two_axes(Task.of(listed, "float32"))
+    shrunk = shrink_all(
+        [Group("expand_dims", "wrong-shape", "vmap", [wrong])], Fake(needs_two_axes)
+    )
+    assert shrunk[0].spec["fn"] == fn

@@ -22,6 +22,7 @@ import mlx.core as mx
 import numpy as np
 
 from mgradcheck.child.gradcheck.arrays import dtype_name, outputs, to_numpy
+from mgradcheck.child.gradcheck.graphs import makers
 from mgradcheck.child.gradcheck.numerics import mismatch
 from mgradcheck.child.gradcheck.point import Point, pad
 from mgradcheck.child.gradcheck.transforms import gradient_differences
@@ -137,43 +138,68 @@ def check(point: Point, full: tuple[int, ...]) -> None:
     for row in (TABLE[int(i)] for i in chosen):
         repro = {"path": row.name}
         built = row.build(primitives)
+        findings = point.run.result.findings
+        before, args = len(findings), []
         if row.oracle == "loop":
             vmapped = vmapped or Vmapped(point, full)
-            _against_loop(point, full, row.name, built, vmapped, repro)
+            args = _against_loop(point, full, row.name, built, vmapped, repro)
         elif len(point.floats) == len(point.outs):  # an integer output has no second order
-            _against_differences(point, full, row.name, built, repro)
+            args = _against_differences(point, full, row.name, built, repro)
+        if len(findings) > before:
+            made = makers(row.build(Eager(point, full)), args)
+            for finding in findings[before:]:
+                finding.made_by = made
         if point.found:
             return
 
 
+class Eager(Primitives):
+    """The same compositions with ``compile`` left out: the graph a compiled path traces."""
+
+    def compile(self, g: Fn) -> Fn:
+        return g
+
+    def shapeless(self, g: Fn) -> Fn:
+        return g
+
+
 def _against_loop(
     point: Point, full: tuple[int, ...], name: str, built: Fn, vmapped: Vmapped, repro: Any
-) -> None:
+) -> list[Any]:
+    """The arguments ``built`` ran at (none when the loop has no reference)."""
     loop = vmapped.loop(frozenset(range(len(point.xs))))
     if loop is None or loop.vjp is None:
-        return
+        return []
     args = [vmapped.batched(vmapped.values[i], point.dts[i], 0) for i in range(len(point.xs))]
     cots = [
         vmapped.batched(vmapped.cotangents64[k], dtype_name(o.dtype), 0)
         for k, o in enumerate(point.outs)
     ]
     got = point.attempt(name, full, lambda: built(*args, *cots), "compose", repro)
-    if got is None:
-        return
-    expected = [np.stack([s[j] for s in loop.vjp]) for j in range(len(full))]
-    point.agree("compose", f"{name} vs a loop of eager vjp over slices", full, got, expected, repro)
+    if got is not None:
+        expected = [np.stack([s[j] for s in loop.vjp]) for j in range(len(full))]
+        paths = f"{name} vs a loop of eager vjp over slices"
+        point.agree("compose", paths, full, got, expected, repro)
+    return [*args, *cots]
 
 
 def _against_differences(
     point: Point, full: tuple[int, ...], name: str, built: Fn, repro: Any
-) -> None:
+) -> list[Any]:
+    """The arguments ``built`` ran at."""
     tangents = [point.tangent(i) for i in full]
-    got = point.attempt(
-        name, full, lambda: built(*point.xs, *point.cotangents, *tangents), "compose", repro
-    )
+    args = [*point.xs, *point.cotangents, *tangents]
+    got = point.attempt(name, full, lambda: built(*args), "compose", repro)
     fd = gradient_differences(point, full, tangents) if got is not None else None
     if got is None or fd is None:
-        return
+        return args
+    _judge(point, full, name, got, fd, repro)
+    return args
+
+
+def _judge(
+    point: Point, full: tuple[int, ...], name: str, got: list[Any], fd: Any, repro: Any
+) -> None:
     point.run.result.compared("compose")
     if len(got) != len(full):
         point.finding(

@@ -1,4 +1,5 @@
-"""Which primitives of a traced graph hold a shape fixed when it was traced.
+"""Which primitives of a traced graph hold a shape fixed when it was traced, and which
+primitives a graph is made of.
 
 A shapeless compiled function replays its graph at new input shapes, each
 primitive giving its output shape from its inputs (``Primitive::output_shapes``
@@ -119,3 +120,16 @@ def graph(fn: Callable[..., Any], args: list[Any]) -> Graph | None:
         else:
             counted[name] += 1
     return Graph(tuple(sorted(fixed)), tuple(sorted(counted.items())))
+
+
+def makers(fn: Callable[..., Any], args: list[Any]) -> list[str]:
+    """The primitives of ``fn``'s graph at ``args``, each once, from its results back to its
+    inputs (empty if the graph cannot be read): what a finding of the composition is about,
+    whichever operation the case called (the floor of a derivative is a ``Full``)."""
+    try:
+        text = io.StringIO()
+        mx.export_to_dot(text, *fn(*args))
+    except Exception:  # noqa: BLE001 - the finding stands without it
+        return []
+    names = [label.split(" ")[0] for _, label in _NODE.findall(text.getvalue())]
+    return list(dict.fromkeys(reversed(names)))
