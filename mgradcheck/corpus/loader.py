@@ -242,9 +242,9 @@ def check_document(
     bug = _bug(c, warnings) if "bug" in data else Bug((Outcome.FAIL,))
     origin = c.text(("origin",), data.get("origin"), optional=True)
     tags = c.strings(("tags",), data.get("tags", []))
-    why = one_fault(bug.match, tuple(tags)) if warnings is not None else None
-    if why:
-        warnings.append(SourceError(doc.path, doc.line(("bug", "match")), "bug.match", why))
+    fault = one_fault(bug.match, tuple(tags))
+    if fault and warnings is not None:
+        warnings.append(SourceError(doc.path, doc.line(("bug", "match")), "bug.match", fault))
     requires = _requires(c)
     timeout = _number(c, "timeout", 60.0, TIMEOUT)
     repeat = _number(c, "repeat", 1, REPEAT)
