@@ -19,8 +19,8 @@ from mgradcheck.errors import UsageError
 from mgradcheck.exitcodes import ExitCode, describe
 from mgradcheck.wording import count
 
-# The calls (and as many graphs) a sweep told nothing draws: with the catalogue first, what the
-# default budget has left on 2 cores with a warm kernel cache (docs/sweep-explore.md).
+# The calls (and as many graphs) a sweep told nothing draws: with the catalogue (about 200 s
+# on 2 cores, warm), about what the default budget runs (docs/sweep-explore.md).
 DEFAULT_EXPLORE = 200
 
 if TYPE_CHECKING:
@@ -103,8 +103,8 @@ def _checks(ctx: click.Context, param: click.Parameter, value: Sequence[str]) ->
     metavar="N",
     help="Also run N calls drawn (by --seed) from the target MLX's own signatures and a table of "
     "domains, in every dtype kind (float64, complex64, integers, bool), and N graphs of 2 to 4 "
-    "operations ('graph*'), after the catalogue's cases and within the budget, spread over the "
-    f"operations. Default: {DEFAULT_EXPLORE} when no --ops, --list or --coverage narrows the "
+    "operations ('graph*'), beside the catalogue's cases and within the budget, all spread over "
+    f"the operations. Default: {DEFAULT_EXPLORE} when no --ops, --list or --coverage narrows the "
     "sweep, else 0 (the catalogue alone).",
 )
 @click.option("--transform-dtypes", "--compile-dtypes", "transform_dtypes", default="float32",

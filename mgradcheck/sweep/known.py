@@ -57,6 +57,7 @@ TAGS = {
     "custom": {"custom-function"},
 }  # fmt: skip
 _CRUMB_CHECK = re.compile(r'\| \{"check": "(\w+)"')
+_CRUMB_PATH = re.compile(r'^gradcheck: .*\| \{"check": "compose".*"path": "([^"]*)"', re.M)
 _GENERATED = re.compile(r"\b(?=\w*[A-Z])(?=\w*[a-z])\w{16,}\b")  # CfNIBroadcastADfNOAdd...
 _NUMBERS = re.compile(r"-?\d+(\.\d+)?(e-?\d+)?")
 _SHAPES = re.compile(r"\((N, ?)*N,?\)")  # (N,N,N) after the numbers: a rank is a number too
@@ -82,12 +83,18 @@ class Cause:
 
 
 def _check(group: Group, shown: CaseResult) -> str:
-    """The check that saw it: the group's, or for a crash the last one the child named."""
+    """The check that saw it: the group's, or for a crash the last one the child named; a
+    crash in a composition that compiles is the compiler's, so the check of that way of
+    compiling (``compile(shapeless)(vmap(grad))`` is shapeless)."""
     if group.check:
         return group.check
     named = [str(f["check"]) for f in shown.findings if f.get("check")]  # the crash's path
     checks = named or _CRUMB_CHECK.findall(shown.message or "")
-    return checks[-1] if checks else ""
+    check = checks[-1] if checks else ""
+    paths = _CRUMB_PATH.findall(shown.message or "")
+    if check == "compose" and paths and "compile" in paths[-1]:
+        return "shapeless" if "shapeless" in paths[-1] else "compile"
+    return check
 
 
 def operations(group: Group, shown: CaseResult) -> list[str]:

@@ -64,7 +64,7 @@ class SweepOptions:
     skip: tuple[str, ...] = ()  # checks not run at all
     shrink: bool = True
     emit: Path | None = None
-    # Calls drawn from the target MLX's signatures (sweep.explore), after the catalogue's cases.
+    # Calls drawn from the target MLX's signatures (sweep.explore), beside the catalogue's cases.
     explore: int = 0
 
 
@@ -181,23 +181,20 @@ def plan(
 
 
 def spread(planned: Sequence[Task]) -> list[Task]:
-    """``planned`` in the order that spreads a budget over operations: every operation's
-    first task before any operation's second, so that an operation with many cases, or a
-    slow one, cannot take the budget from the rest. Within an operation its catalogue
-    cases come first, in order (they are its examples, as Hypothesis' are); within a turn
-    the catalogue's cases, the drawn calls and the graphs take turns, so that none of the
-    three waits for the others to finish."""
-    turns: Counter[str] = Counter()
-    places: Counter[tuple[int, int]] = Counter()
+    """``planned`` in the order that spreads a budget: the catalogue's cases, the drawn calls
+    and the graphs take turns, one of each, so that none of the three waits for the others;
+    within each, every operation's first task comes before any operation's second, so that
+    an operation with many cases, or a slow one, cannot take the budget from the rest (the
+    catalogue's cases of one operation in their order, as Hypothesis' examples)."""
     keys = []
     for kind in (0, 1, 2):  # catalogue, drawn calls, graphs
+        turns: Counter[str] = Counter()
+        mine = []
         for i, task in enumerate(planned):
-            if _kind(task) != kind:
-                continue
-            turn = turns[task.case.op]
-            turns[task.case.op] += 1
-            keys.append(((turn, places[turn, kind], kind), i))
-            places[turn, kind] += 1
+            if _kind(task) == kind:
+                mine.append((turns[task.case.op], i))
+                turns[task.case.op] += 1
+        keys += [((place, kind), i) for place, (_, i) in enumerate(sorted(mine))]
     return [planned[i] for _, i in sorted(keys)]
 
 

@@ -60,6 +60,28 @@ def test_a_compiled_crash_alone_is_the_known_entry_of_that_check_whatever_the_op
     assert named([crash("where", check="vmap")])[0][2] == (None, False)
 
 
+def test_a_crash_in_a_composition_that_compiles_is_the_crash_of_that_way_of_compiling() -> None:
+    """The default sweep of 0.32.4 died in compile(shapeless)(vmap(grad)) of expm1(min(a,
+    axis=0)) at (1,): by hand, vmap(min(a, axis=0)) compiled shapeless alone segfaults, the
+    size-1 reduction of ``shapeless-reduction-to-size1-crash``."""
+
+    def composed(path: str) -> CaseResult:
+        crumb = (f'gradcheck: running {path} with (a) traced, float32 | {{"check": "compose", '
+                 f'"traced": ["a"], "repro": {{"path": "{path}"}}}}')  # fmt: skip
+        message = f"SIGSEGV while running {path} with (a) traced, float32\n{crumb}"
+        return CaseResult(Task.of(CASES["min"], "float32"), Status.CRASH, message=message)
+
+    assert named([composed("compile(shapeless)(vmap(grad))")]) == [
+        ("a crash in the shapeless check", ["min"], ("shapeless-reduction-to-size1-crash", False))
+    ]
+    assert named([composed("compile(vmap(grad))")])[0][:2] == (
+        "a crash in the compile check",
+        ["min"],
+    )
+    # a composition that compiles nothing stays the compose check's
+    assert named([composed("vmap(grad)")])[0][:2] == ("a crash in the compose check", ["min"])
+
+
 def test_the_exploring_sweep_s_integer_findings_are_one_cause_and_its_entry() -> None:
     def drawn(case: str, op: str, check: str) -> CaseResult:
         called = Case(case, op, "generated-integer", f"lambda a: mx.{op}(a)", (arr(1),))
