@@ -88,13 +88,23 @@ def _check(group: Group, shown: CaseResult) -> str:
     compiling (``compile(shapeless)(vmap(grad))`` is shapeless)."""
     if group.check:
         return group.check
-    named = [str(f["check"]) for f in shown.findings if f.get("check")]  # the crash's path
-    checks = named or _CRUMB_CHECK.findall(shown.message or "")
-    check = checks[-1] if checks else ""
-    paths = _CRUMB_PATH.findall(shown.message or "")
-    if check == "compose" and paths and "compile" in paths[-1]:
-        return "shapeless" if "shapeless" in paths[-1] else "compile"
+    named = [f for f in shown.findings if f.get("check")]  # the crash's path
+    if named:
+        check, path = str(named[-1]["check"]), str(named[-1].get("repro", {}).get("path", ""))
+    else:
+        crumbs = _CRUMB_CHECK.findall(shown.message or "")
+        check = crumbs[-1] if crumbs else ""
+        paths = _CRUMB_PATH.findall(shown.message or "")
+        path = paths[-1] if paths else ""
+    if check == "compose" and "compile" in path:
+        return "shapeless" if "shapeless" in path else "compile"
     return check
+
+
+def _eager(shown: CaseResult) -> bool:
+    """Whether ``shown`` died on the eager side of its check (a reference, an out-of-bounds
+    read), which is not dying compiled: no compiled check's entry holds it."""
+    return " while running eager " in (shown.message or "").split("\n", 1)[0]
 
 
 def operations(group: Group, shown: CaseResult) -> list[str]:
@@ -117,10 +127,8 @@ def _who(group: Group, shown: CaseResult) -> str:
 def cause_of(group: Group, shown: CaseResult) -> str:
     """The cause of ``group`` as seen in ``shown`` (its shrunk run, or a member)."""
     if group.kind in ("crash", "timeout"):
-        message = shown.message or ""
         check = _check(group, shown)
-        # Dying on the eager side (a reference, an out-of-bounds read) is not dying compiled.
-        side = " (eager)" if " while running eager " in message.split("\n", 1)[0] else ""
+        side = " (eager)" if _eager(shown) else ""
         # Memory a primitive corrupts kills with SIGSEGV one time and SIGABRT another.
         died = "a hang" if group.kind == "timeout" else "a crash"
         # Compiled checks share the compiler, where one bug kills many operations; a
@@ -284,8 +292,18 @@ def causes(
         cause.groups.append(group)
         if version is not None and backend:
             check, ops, graph = _check(group, run), operations(group, run), composed(group, run)
-            for entry in entries:  # the surest match of any of the cause's groups
+            held, least = entries, 1
+            if _eager(run):
+                # The operation's own crash, neither the check's nor the compiler's: an entry
+                # tagged with the operation holds it, not one whose code happens to call it.
+                check, least = "", 2
+                held = [e for e in entries if not set(COMPILED) & set(e.tags)]
+            for entry in held:  # the surest match of any of the cause's groups
                 sure = matches(entry, group, check, version, backend, ops, graph)
-                if sure > cause.sure:
-                    cause.entry, cause.by_design, cause.sure = entry.id, not entry.bug.affects, sure
+                # Documented behaviour explains a finding before a bug does: of two entries
+                # as sure (a graph's divmod and matmul), the guard.
+                guard = not entry.bug.affects
+                better = sure > cause.sure or (sure == cause.sure and guard and not cause.by_design)
+                if sure >= least and better:
+                    cause.entry, cause.by_design, cause.sure = entry.id, guard, sure
     return list(found.values())

@@ -99,8 +99,8 @@ WRITTEN_INDICES = re.compile(r"slice\(|\[-?\d|mx\.array\(\[")
 def smaller_shapes(result: CaseResult) -> list[tuple[str, Spec]]:
     spec = result.task.spec
     out: list[tuple[str, Spec]] = []
-    if any("value" in s and s.get("dtype") not in (None, *FLOATS) for s in spec["inputs"]):
-        return out  # literal indices into the other arguments: a smaller shape reads out of bounds
+    if any(_indices(s) for s in spec["inputs"]):
+        return out  # indices into the other arguments: a smaller shape reads out of bounds
     if WRITTEN_INDICES.search(spec["fn"]):
         return out  # so are starts and slices written into the function
     shaped = [
@@ -119,6 +119,15 @@ def smaller_shapes(result: CaseResult) -> list[tuple[str, Spec]]:
             one["inputs"][i]["shape"] = [size(n) for n in one["inputs"][i]["shape"]]
             out.append((f"input {i} dimensions {how}", one))
     return out
+
+
+def _indices(spec: Mapping[str, Any]) -> bool:
+    """Whether an input may index into the others: a literal that is not floating, or an
+    integer array drawn in range of the axes it indexes (``take_along_axis(a, indices)``)."""
+    dtype = spec.get("dtype")
+    if "value" in spec:
+        return dtype not in (None, *FLOATS)
+    return dtype not in (None, "bool", *FLOATS)
 
 
 def simpler_values(result: CaseResult) -> list[tuple[str, Spec]]:

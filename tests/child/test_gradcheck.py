@@ -227,6 +227,25 @@ def test_one_more_leading_axis_keeps_a_literal_index_into_the_old_one_in_range()
     assert shapes["one more axis"] == {0: (4, 4, 3)} and shapes["larger"] == {0: (5, 4)}
 
 
+def test_drawn_indices_keep_the_array_they_index_at_shapes_they_stay_in_range_of() -> None:
+    # take_along_axis(a, indices) with indices drawn in [0, 4): a at size-1 axes read out of
+    # bounds, eager MLX returning garbage, which the default sweep of 0.32.4 took for a finding.
+    import numpy as np
+
+    from mgradcheck.child.gradcheck.layouts import _shapes
+    from mgradcheck.child.gradcheck.point import Point, Run
+    from mgradcheck.child.gradcheck.result import Result
+
+    fn = lambda a, i: mx.take_along_axis(a, i, -1)  # noqa: E731
+    args = [Arg((4,)), Arg((4,), dtype="int32", range=(0, 4))]
+    run = Run(fn, args, ["a", "indices"], ("shapeless",), None, None, Result("f", 0))
+    point = Point(run, "float32", 0, np.random.default_rng(0))
+    check_at_shapes = dict(_shapes(point))
+    assert list(check_at_shapes) == ["larger"] and check_at_shapes["larger"] == {0: (5,)}
+    result = check(fn, args, checks=["shapeless"], points=1)
+    assert not result.findings, result.findings
+
+
 def test_which_primitives_hold_a_traced_shape() -> None:
     x = mx.array([[1.0, 2.0], [3.0, 4.0]])
 
