@@ -307,3 +307,32 @@ def causes(
                 if sure >= least and better:
                     cause.entry, cause.by_design, cause.sure = entry.id, guard, sure
     return list(found.values())
+
+
+def settled(
+    groups: Sequence[Group], entries: Sequence[Entry], mlx: str | None, backend: str | None
+) -> dict[int, str]:
+    """The groups (by index) that need no shrinking, each with why: a cause a corpus entry
+    holds is shrunk once, in its first group; its other groups are spared where shrinking
+    cannot change their cause (a call's, an error's, a compiled crash's), so that the
+    budget goes to what is new rather than to a known bug seen again."""
+    shown = [g.representative() for g in groups]
+    where = {id(g): i for i, g in enumerate(groups)}
+    spared: dict[int, str] = {}
+    for cause in causes(groups, shown, entries, mlx, backend):
+        if cause.entry is None:
+            continue
+        for g in cause.groups[1:]:
+            i = where[id(g)]
+            if _steady(g, shown[i]):
+                spared[i] = f"its cause is {cause.entry}'s, shrunk in another finding"
+    return spared
+
+
+def _steady(group: Group, shown: CaseResult) -> bool:
+    """Whether shrinking leaves ``group``'s cause as it is: only a graph's can change, as it
+    drops operations, unless what it died of or raised names no operation."""
+    if shown.task.case.graph is None or group.kind == "error" or group.check == "integers":
+        return True
+    crash = group.kind in ("crash", "timeout")
+    return crash and not _eager(shown) and _check(group, shown) in COMPILED

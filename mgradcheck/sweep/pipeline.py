@@ -21,6 +21,7 @@ from typing import Any
 from mgradcheck import __version__
 from mgradcheck.child.gradcheck_spec import CHECKS, FIRST_ORDER
 from mgradcheck.corpus import loader
+from mgradcheck.corpus.entry import Entry
 from mgradcheck.errors import Interrupted
 from mgradcheck.outcomes import Outcome, Verdict
 from mgradcheck.run.child_process import ChildCommand
@@ -35,7 +36,7 @@ from mgradcheck.sweep.coverage import Table, public_names, tabulate
 from mgradcheck.sweep.explore.generate import Exploration, explore
 from mgradcheck.sweep.explore.signatures import target_signatures
 from mgradcheck.sweep.findings import Group, group
-from mgradcheck.sweep.known import causes
+from mgradcheck.sweep.known import causes, settled
 from mgradcheck.sweep.shrink import Shrunk, shrink_all
 from mgradcheck.wording import count
 
@@ -86,6 +87,7 @@ class FindingReport:
             "shrink_steps": self.shrunk.steps,
             "shrink_stopped": self.shrunk.stopped,  # "" unless the budget or an interrupt cut it
             "shrink_seconds": round(self.shrunk.seconds, 3),
+            "shrink_spared": self.shrunk.spared,  # "" unless a known cause spared its shrinking
             "evidence": self.shrunk.result.to_json(),
             "emitted": str(self.path) if self.path else None,
             "reproduced": self.reproduced,
@@ -262,12 +264,18 @@ def sweep(
     try:
         groups = group(results)
         shrunk = [Shrunk(found.representative()) for found in groups]
-        if groups and options.shrink:
-            progress.start(f"shrinking {count(len(groups), 'finding')}", total=len(groups))
+        spared = settled(groups, _bundled(), env.mlx, env.backend) if options.shrink else {}
+        todo = [g for i, g in enumerate(groups) if i not in spared]
+        if todo and options.shrink:
+            progress.start(f"shrinking {count(len(todo), 'finding')}", total=len(todo))
             try:
-                shrunk = shrink_all(groups, executor, started + options.budget, progress)
+                done = iter(shrink_all(todo, executor, started + options.budget, progress))
             finally:
                 progress.stop()
+            shrunk = [
+                Shrunk(g.representative(), spared=spared[i]) if i in spared else next(done)
+                for i, g in enumerate(groups)
+            ]
             report.interrupted = executor.interrupted
         report.findings = [FindingReport(g, s) for g, s in zip(groups, shrunk, strict=True)]
         name_causes(report)
@@ -295,17 +303,21 @@ def sweep(
     return report
 
 
+def _bundled() -> list[Entry]:
+    """The bundled corpus, or nothing when it cannot be read (then every cause is new)."""
+    try:
+        return load_corpus([])
+    except Exception:  # noqa: BLE001 - without the corpus, every cause is reported as new
+        return []
+
+
 def name_causes(report: SweepReport) -> None:
     """Each finding's cause, and the corpus entry (of the bundled corpus) that holds it."""
-    try:
-        entries = load_corpus([])  # the bundled corpus, through the parsed-file cache
-    except Exception:  # noqa: BLE001 - without the corpus, every cause is reported as new
-        entries = []
     env = report.environment
     found = causes(
         [f.group for f in report.findings],
         [f.shrunk.result for f in report.findings],
-        entries,
+        _bundled(),
         env.mlx,
         env.backend,
     )

@@ -61,6 +61,10 @@ def render(report: SweepReport, width: int | None = None) -> str:
         if result.status is Status.ERROR:
             first_line = result.message.splitlines()[0] if result.message else ""
             lines += wrap(f"ERROR {result.task.key}: {first_line}", width, "    ", first="  ")
+    spared = sum(1 for f in report.findings if f.shrunk.spared)
+    if spared:
+        text = f"{count(spared, 'finding')} of known causes not shrunk: one finding of each cause was"
+        lines += wrap(text, width, "    ", first="  ")
     not_run = report.counts()[Status.NOT_RUN]
     if not_run or report.unshrunk:
         why = (

@@ -42,6 +42,7 @@ class Shrunk:
     steps: list[str] = field(default_factory=list)
     stopped: str = ""  # why shrinking stopped before its last step ("out of time", ...), if it did
     seconds: float = 0.0  # what its candidates' runs took (with their share of their children)
+    spared: str = ""  # why it was not shrunk at all (a known cause, shrunk once), if it was not
 
     @property
     def spec(self) -> Mapping[str, Any]:
