@@ -63,7 +63,9 @@ def render(report: SweepReport, width: int | None = None) -> str:
             lines += wrap(f"ERROR {result.task.key}: {first_line}", width, "    ", first="  ")
     spared = sum(1 for f in report.findings if f.shrunk.spared)
     if spared:
-        text = f"{count(spared, 'finding')} of known causes not shrunk: one finding of each cause was"
+        text = (
+            f"{count(spared, 'finding')} of known causes not shrunk: one finding of each cause was"
+        )
         lines += wrap(text, width, "    ", first="  ")
     not_run = report.counts()[Status.NOT_RUN]
     if not_run or report.unshrunk:
