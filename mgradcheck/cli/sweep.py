@@ -21,7 +21,7 @@ from mgradcheck.wording import count
 
 # The calls (and as many graphs) a sweep told nothing draws: with the catalogue (about 200 s
 # on 2 cores, warm), about what the default budget runs (docs/sweep-explore.md).
-DEFAULT_EXPLORE = 200
+DEFAULT_EXPLORE = 300
 
 if TYPE_CHECKING:
     from mgradcheck.corpus.shard import Shard

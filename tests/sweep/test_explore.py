@@ -94,6 +94,19 @@ def test_the_draw_is_seeded_and_skips_what_it_cannot_draw() -> None:
     assert fn == "lambda a: mx.log(a)" and inputs[0]["range"] == [0.3, 2.0]
 
 
+def test_an_operation_drawn_as_often_as_it_has_kinds_is_drawn_in_every_one() -> None:
+    """Three rounds over the operations: each operation's calls are one per dtype kind it
+    takes (float, complex, integer), where a weighted draw per call left kinds out."""
+    sigs = signatures()
+    usable = len({c.op for c in explore(sigs, 400, seed=5, examples=catalogue()).cases})
+    drawn = explore(sigs, 3 * usable, seed=5, examples=catalogue()).cases
+    families: dict[str, list[str]] = {}
+    for c in drawn:
+        families.setdefault(c.op, []).append(c.family)
+    for op in ("sin", "cumprod", "logcumsumexp", "matmul"):
+        assert sorted(families[op]) == ["generated", "generated-complex", "generated-integer"], op
+
+
 SAMPLE = (
     "conv1d", "conv2d", "conv_transpose1d", "matmul", "addmm", "inv", "solve", "fft", "rfft",
     "split", "take_along_axis", "where", "softmax", "cumsum", "sum", "pad", "einsum", "topk",

@@ -135,10 +135,13 @@ def explore(
     rng.shuffle(order)
     floats = tuple(dict.fromkeys((*dtypes, *EXTRA_FLOATS)))
     cases = []
+    turns: dict[str, list[str]] = {}  # each operation's dtype kinds, in the order it gets them
     for i in range(count if order else 0):
         op = order[i % len(order)]
-        kinds = [k for k in KIND_WEIGHTS if k in DOMAINS.get(op.name, Domain()).kinds]
-        kind = rng.choices(kinds, [KIND_WEIGHTS[k] for k in kinds])[0]
+        if op.name not in turns:
+            turns[op.name] = _kinds_in_turn(op, rng)
+        kinds = turns[op.name]
+        kind = kinds[(i // len(order)) % len(kinds)]
         dtype = rng.choice(
             floats if kind == FLOAT else INTEGER_DTYPES if kind == INTEGER else ("complex64",)
         )
@@ -160,6 +163,19 @@ def explore(
         )
     table = graph_operations(list(signatures), ranges)
     return Exploration([*cases, *drawn_graphs(table, graphs, seed)], len(operations), skipped)
+
+
+def _kinds_in_turn(op: Operation, rng: random.Random) -> list[str]:
+    """The dtype kinds ``op`` takes, in a seeded order weighted by :data:`KIND_WEIGHTS`: its
+    first call draws one kind, its next calls the others, so that an operation drawn as
+    often as it has kinds is swept in every one of them."""
+    left = [k for k in KIND_WEIGHTS if k in DOMAINS.get(op.name, Domain()).kinds]
+    order = []
+    while left:
+        kind = rng.choices(left, [KIND_WEIGHTS[k] for k in left])[0]
+        order.append(kind)
+        left.remove(kind)
+    return order
 
 
 def drawn_graphs(table: Sequence[tuple[str, int, Apply]], n: int, seed: int) -> list[Case]:
