@@ -269,23 +269,18 @@ def _compare_special(
 def _shapes(point: Point) -> list[tuple[str, dict[int, tuple[int, ...]]]]:
     """Other shapes for the drawn floating arguments: (name, argument -> shape).
 
-    Drawn arguments change shape (masks too); literal ones keep theirs. With
-    literal arguments that are not floating, or integer arguments drawn (indices into
-    the others, drawn in range of their axes: ``take_along_axis(a, indices)``), only
-    larger shapes: indices stay in range there, and MLX reads out of bounds without a
-    word (or aborts).
-    """
+    Drawn arguments change shape (masks too); literal ones keep theirs. With literals
+    that are not floating, or integers drawn (indices drawn in range of the axes they
+    index: ``take_along_axis(a, indices)``), only larger shapes: indices stay in range
+    there, and MLX reads out of bounds without a word (or aborts)."""
     args = point.run.args
     drawn = [i for i, a in enumerate(args) if a.random and point.dts[i] not in INTEGERS[1:]]
     if not any(i in _floats(point) for i in drawn):
         return []
     shape = {i: tuple(point.x64[i].shape) for i in drawn}
     out = [("larger", {i: tuple(d + 1 if d > 1 else d for d in s) for i, s in shape.items()})]
-    indices = [
-        dt in INTEGERS[1:] or (not a.random and dt not in FLOATS)
-        for a, dt in zip(args, point.dts, strict=True)
-    ]
-    if not any(indices):
+    dts = zip(args, point.dts, strict=True)
+    if not any(dt in INTEGERS[1:] or (not a.random and dt not in FLOATS) for a, dt in dts):
         out.append(("size-1 axes", {i: tuple(1 for _ in s) for i, s in shape.items()}))
         if len(drawn) > 1 and shape[drawn[-1]]:
             s = shape[drawn[-1]]
