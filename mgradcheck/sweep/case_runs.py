@@ -148,12 +148,10 @@ def from_observation(task: Task, run: Observation) -> CaseResult:
     crumbs = [line for line in lines if line.startswith("gradcheck: running ")]
     during = f" while {crumbs[-1][len('gradcheck: ') :].split(' | ')[0]}" if crumbs else ""
     status = Status.of(run.outcome)
-    if status is Status.CRASH:
-        found = _last_path(lines, run.reason)
-        return CaseResult(task, status, [found] if found else [],
-                          message=f"{run.reason}{during}\n{tail}".strip())  # fmt: skip
-    if status is Status.TIMEOUT:
-        return CaseResult(task, status, message=f"{run.reason}{during}")
+    if status in (Status.CRASH, Status.TIMEOUT):  # the path it died or hung in, as a finding
+        found = _last_path(lines, run.reason, "crash" if status is Status.CRASH else "timeout")
+        message = f"{run.reason}{during}" + (f"\n{tail}" if status is Status.CRASH else "")
+        return CaseResult(task, status, [found] if found else [], message=message.strip())
     if status is Status.NOT_RUN:
         return CaseResult(task, status)
     return CaseResult(
@@ -178,8 +176,9 @@ def from_finished(task: Task, item: Finished) -> CaseResult:
     return result
 
 
-def _last_path(lines: Sequence[str], reason: str) -> dict[str, Any] | None:
-    """The path a crashed child was in, from its last breadcrumbs, as a finding of kind crash."""
+def _last_path(lines: Sequence[str], reason: str, kind: str) -> dict[str, Any] | None:
+    """The path a crashed or hung child was in, from its last breadcrumbs, as a finding of
+    ``kind`` (crash or timeout)."""
     crumbs = [line for line in lines if line.startswith("gradcheck: running ")]
     points = [line for line in lines if line.startswith("gradcheck: values ")]
     if not crumbs or not points:
@@ -190,7 +189,8 @@ def _last_path(lines: Sequence[str], reason: str) -> dict[str, Any] | None:
     except ValueError:
         return None  # a line cut short by the crash
     what = head.split(" with (")[0]
-    return {"kind": "crash", "check": path["check"], "paths": f"{what} crashed", "traced": path["traced"],
+    how = "crashed" if kind == "crash" else "hung"
+    return {"kind": kind, "check": path["check"], "paths": f"{what} {how}", "traced": path["traced"],
             "dtype": point["dtype"], "point": 0, "detail": reason, "inputs": "",
             "repro": {"check": path["check"], **path["repro"]}, "values": point["values"]}  # fmt: skip
 

@@ -75,6 +75,15 @@ def test_a_custom_function_with_right_derivatives_passes() -> None:
     assert check(custom_mul(), INPUTS).ok
 
 
+def test_the_custom_check_s_own_vmap_rule_takes_an_array_with_no_elements() -> None:
+    # The default sweep of 0.32.4 found "vmap through the custom vmap rule" raising for sum
+    # of a (0, 3) array: the rule's own mx.take(x, 1, axis=0), which MLX refuses for an
+    # array with no elements (x[1] and an index array are fine): the check's, not MLX's AD.
+    result = check(lambda a: mx.sum(a), [Arg((0, 3), fill=1.0)], checks=["custom"], points=1)
+    assert result.ok, [f.line() for f in result.findings]
+    assert result.ran["custom"] >= 1
+
+
 def test_a_wrong_vjp_is_caught() -> None:
     result = check(custom_mul(vjp_wrong=True), INPUTS)
     assert ("wrong-value", "vjp") in kinds(result)

@@ -40,3 +40,26 @@ def test_a_child_that_dies_before_its_first_case_has_each_case_run_alone(tmp_pat
     assert all("SIGSEGV" in r.message for r in results)
     assert "before it started" in results[0].note
     assert time.monotonic() - started < 8  # well before the deadline
+
+
+def test_a_hung_child_names_the_path_it_hung_in_as_a_crashed_one_does() -> None:
+    """The default sweep of 0.32.4 saw a graph hang in the shapeless check (the size-1
+    reduction corrupting memory, which segfaults on other runs): without the path, the
+    hang named no check, so no entry could hold it."""
+    from mgradcheck.run.observation import Observation
+    from mgradcheck.sweep.case_runs import from_observation
+
+    crumb = ('gradcheck: running shapeless compile with (b) traced, float32 | {"check": '
+             '"shapeless", "traced": ["b"], "repro": {"variant": "size-1 axes"}}')  # fmt: skip
+    values = 'gradcheck: values {"dtype": "float32", "values": [[1.0]]}'
+    task = Task.of(SIN, "float32")
+    for outcome, kind, how in ((Outcome.TIMEOUT, "timeout", "hung"),
+                               (Outcome.CRASH, "crash", "crashed")):  # fmt: skip
+        seen = Observation(outcome, 120.0, signal="SIGSEGV", message="no result after 120s",
+                           stderr=f"{crumb}\n{values}\n")  # fmt: skip
+        result = from_observation(task, seen)
+        assert result.status.outcome is outcome
+        (found,) = result.findings
+        assert (found["kind"], found["check"]) == (kind, "shapeless")
+        assert found["paths"] == f"shapeless compile {how}"
+        assert found["repro"] == {"check": "shapeless", "variant": "size-1 axes"}

@@ -117,6 +117,15 @@ def test_a_known_cause_is_shrunk_once_and_its_other_findings_are_spared() -> Non
     assert settled(groups, [], "0.32.4", "cpu") == {}
 
 
+def test_a_hang_in_a_compiled_check_is_that_check_s_like_a_crash() -> None:
+    found = {"kind": "timeout", "check": "shapeless", "repro": {"check": "shapeless"}}
+    hang = CaseResult(Task.of(CASES["sum-axis"], "float32"), Status.TIMEOUT, [found],
+                      message="no result after 120s while running shapeless compile")  # fmt: skip
+    assert named([hang]) == [
+        ("a hang in the shapeless check", ["sum"], ("shapeless-reduction-to-size1-crash", False))
+    ]
+
+
 def test_a_crash_in_another_check_is_another_cause() -> None:
     found = named([crash("sum-axis"), crash("mean-axis", check="vmap")])
     assert [(key, entry) for key, _, entry in found] == [

@@ -78,8 +78,10 @@ def _custom(point: Point, full: tuple[int, ...], calls: dict[str, int]) -> Any:
         calls["vmap"] += 1
         xs, ax = unpack(inputs), unpack(axes)
         size = next(x.shape[a] for x, a in zip(xs, ax) if a is not None)
+        # The index as an array: mx.take with a Python int refuses an array with no elements
+        # even along an axis that has some ("Cannot do a non-empty take"), as NumPy does not.
         each = [
-            fn(*[mx.take(x, b, axis=a) if a is not None else x for x, a in zip(xs, ax)])
+            fn(*[mx.take(x, mx.array(b), axis=a) if a is not None else x for x, a in zip(xs, ax)])
             for b in range(size)
         ]
         stacked = [mx.stack([e[k] for e in each]) for k in range(len(each[0]))]
