@@ -93,8 +93,9 @@ def narrow(group: Group, result: CaseResult) -> list[tuple[str, Spec]]:
     return [*(singles if len(floats) > 1 else []), *checks]
 
 
-# Index positions written into a case's function: slice(1, 3), x[2:], mx.array([1, 0]) as a start.
-WRITTEN_INDICES = re.compile(r"slice\(|\[-?\d|mx\.array\(\[")
+# Index positions written into a case's function: slice(1, 3), x[2:], mx.array([1, 0]) as a
+# start, and the shape and strides of mx.as_strided, which address the array's memory.
+WRITTEN_INDICES = re.compile(r"slice\(|\[-?\d|mx\.array\(\[|as_strided\(")
 
 
 def smaller_shapes(result: CaseResult) -> list[tuple[str, Spec]]:

@@ -107,6 +107,23 @@ def test_an_operation_drawn_as_often_as_it_has_kinds_is_drawn_in_every_one() -> 
         assert sorted(families[op]) == ["generated", "generated-complex", "generated-integer"], op
 
 
+def test_every_drawn_view_of_as_strided_stays_inside_its_array() -> None:
+    """Its shape, strides and offset address memory unchecked: the default sweep of 0.32.4
+    drew (3, 2) with strides (3, 1) over 6 elements, which read element 7 and crashed."""
+    import ast
+    import math
+
+    (op,) = (o for o in describe(signatures())[0] if o.name == "mx.as_strided")
+    for seed in range(60):
+        fn, inputs = draw(op, random.Random(seed), "float", "float32", {})
+        call = ast.parse(fn, mode="eval").body.body  # type: ignore[attr-defined]
+        args = [ast.literal_eval(a) for a in call.args[1:]]
+        args += [ast.literal_eval(k.value) for k in call.keywords]
+        shape, strides, offset = [*args, 0][:3]
+        size = math.prod(ast.literal_eval(str(inputs[0]["shape"])))
+        assert offset + sum((n - 1) * st for n, st in zip(shape, strides, strict=True)) < size, fn
+
+
 SAMPLE = (
     "conv1d", "conv2d", "conv_transpose1d", "matmul", "addmm", "inv", "solve", "fft", "rfft",
     "split", "take_along_axis", "where", "softmax", "cumsum", "sum", "pad", "einsum", "topk",

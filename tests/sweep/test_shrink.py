@@ -205,3 +205,12 @@ def test_an_array_indexed_by_drawn_indices_keeps_its_shape() -> None:
     masked = Case("where", "where", "t", "lambda m, a: mx.where(m, a, 0.0)",
                   ({"shape": [4], "dtype": "bool"}, {"shape": [4]}))  # fmt: skip
     assert smaller_shapes(CaseResult(Task.of(masked, "float32"), Status.WRONG))
+
+
+def test_the_array_of_as_strided_keeps_its_shape() -> None:
+    from mgradcheck.sweep.shrink import smaller_shapes
+
+    fn = "lambda a: mx.as_strided(a, (3, 2), (1, 3), 0)"
+    viewed = Case("gen0-0270-as_strided-float32", "as_strided", "generated", fn,
+                  ({"shape": [2, 3]},), drawn=True)  # fmt: skip
+    assert smaller_shapes(CaseResult(Task.of(viewed, "float32"), Status.WRONG)) == []
