@@ -59,11 +59,15 @@ def compare(point: Point, subset: tuple[int, ...], reference: Function64) -> boo
         tally("vjp")
         cotangents64 = [to_numpy(c) for c in masked]
         left = [(v * tangents64[i]) for v, i in zip(vjp_values, subset)]
-        for other, paths in ((fd.estimate, "finite differences"), (jvp_values, "jvp")):
-            if other is None:
-                continue
-            right = [cotangents64[k] * other[k] for k in point.floats]
-            inner(point, left, right, f"vjp vs {paths} (<J^T c, t> vs <c, J t>)", subset)
+        # Against finite differences, any step may stand, as for the jvp: in float32 the
+        # settled estimate can be 2 % off where the function is large against its slope.
+        steps = [[fd.steps[k][s] for k in range(len(point.outs))] for s in range(len(fd.steps[0]))]
+        against = [([fd.estimate, *steps], "finite differences")]
+        if jvp_values is not None:
+            against.append(([jvp_values], "jvp"))
+        for others, paths in against:
+            rights = [[cotangents64[k] * other[k] for k in point.floats] for other in others]
+            inner(point, left, rights, f"vjp vs {paths} (<J^T c, t> vs <c, J t>)", subset)
     if "subsets" in run.checks and subset != tuple(point.traced):
         tally("subsets")
         against_all_traced(point, subset, tangents, masked, jvp_values, vjp_values)
@@ -71,14 +75,23 @@ def compare(point: Point, subset: tuple[int, ...], reference: Function64) -> boo
 
 
 def inner(
-    point: Point, left: list[np.ndarray], right: list[np.ndarray], paths: str, subset: Sequence[int]
+    point: Point,
+    left: list[np.ndarray],
+    rights: list[list[np.ndarray]],
+    paths: str,
+    subset: Sequence[int],
 ) -> None:
-    """Compare two sides of the inner-product identity, at the scale of their terms."""
+    """Compare two sides of the inner-product identity, at the scale of their terms: the left
+    against each way of computing the right (the first is reported), one agreeing is enough."""
     a = float(sum(x.sum() for x in left))
-    b = float(sum(x.sum() for x in right))
-    size = float(sum(np.abs(x).sum() for x in left + right))
-    if not abs(a - b) <= point.atol + point.rtol * size:
-        point.finding("wrong-value", "vjp", paths, subset, f"{a:.7g} vs {b:.7g} (scale {size:.3g})")
+    for right in rights:
+        b = float(sum(x.sum() for x in right))
+        size = float(sum(np.abs(x).sum() for x in left + right))
+        if abs(a - b) <= point.atol + point.rtol * size:
+            return
+    b = float(sum(x.sum() for x in rights[0]))
+    size = float(sum(np.abs(x).sum() for x in left + rights[0]))
+    point.finding("wrong-value", "vjp", paths, subset, f"{a:.7g} vs {b:.7g} (scale {size:.3g})")
 
 
 def shapes(point: Point, jvp: Any, vjp: Any, subset: Sequence[int]) -> tuple[bool, bool]:
