@@ -124,6 +124,18 @@ def test_every_drawn_view_of_as_strided_stays_inside_its_array() -> None:
         assert offset + sum((n - 1) * st for n, st in zip(shape, strides, strict=True)) < size, fn
 
 
+def test_a_drawn_standard_deviation_reduces_two_elements_or_more() -> None:
+    """The default sweep of 0.32.4 drew mx.std over (1,): sqrt(0), whose derivative MLX gives
+    as NaN where the function (identically 0) has 0: no bug, a point where sqrt has none."""
+    (op,) = (o for o in describe(signatures())[0] if o.name == "mx.std")
+    for seed in range(40):
+        fn, inputs = draw(op, random.Random(seed), "float", "float32", {})
+        shape = list(inputs[0]["shape"])  # type: ignore[call-overload]
+        axis = fn.split("mx.std(a, ")[1].split(",")[0].split(")")[0]
+        reduced = shape if axis == "None" else [shape[int(axis)]]
+        assert all(n >= 2 for n in reduced), (fn, shape)
+
+
 SAMPLE = (
     "conv1d", "conv2d", "conv_transpose1d", "matmul", "addmm", "inv", "solve", "fft", "rfft",
     "split", "take_along_axis", "where", "softmax", "cumsum", "sum", "pad", "einsum", "topk",

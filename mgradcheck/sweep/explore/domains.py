@@ -329,6 +329,9 @@ DOMAINS: dict[str, Domain] = {
     "mx.matrix_transpose": Domain(_rectangular),
     **{f"linalg.{name}": Domain(_square("a"), kinds=FLOAT_ONLY) for name in ("det", "slogdet", "eig", "eigvals")},
     "mx.as_strided": Domain(_as_strided),
+    # A standard deviation over one element is sqrt(0) whatever the element, where sqrt has no
+    # derivative (its chain rule gives 0 * inf): every reduced axis holds two or more.
+    "mx.std": Domain(_pick("a", ((2, 3), (3,), (4,), (2, 3, 2)), axis=("None", "-1", "0"))),
 }  # fmt: skip
 
 # Operations no call is drawn for yet, and why (each a domain still to write).
