@@ -19,8 +19,9 @@ from mgradcheck.errors import UsageError
 from mgradcheck.exitcodes import ExitCode, describe
 from mgradcheck.wording import count
 
-# The calls (and as many graphs) a sweep told nothing draws: with the catalogue (about 200 s
-# on 2 cores, warm), about what the default budget runs (docs/sweep-explore.md).
+# The graphs a sweep told nothing draws, besides a call of every operation in every dtype kind
+# it takes (about 510 on 0.32.4): with the catalogue, about 400 s of the default budget on 2
+# cores with a warm kernel cache (docs/sweep-explore.md).
 DEFAULT_EXPLORE = 300
 
 if TYPE_CHECKING:
@@ -104,8 +105,9 @@ def _checks(ctx: click.Context, param: click.Parameter, value: Sequence[str]) ->
     help="Also run N calls drawn (by --seed) from the target MLX's own signatures and a table of "
     "domains, in every dtype kind (float64, complex64, integers, bool), and N graphs of 2 to 4 "
     "operations ('graph*'), beside the catalogue's cases and within the budget, all spread over "
-    f"the operations. Default: {DEFAULT_EXPLORE} when no --ops, --list or --coverage narrows the "
-    "sweep, else 0 (the catalogue alone).",
+    "the operations. Default: a call of every operation in every dtype kind it takes and "
+    f"{DEFAULT_EXPLORE} graphs when no --ops, --list or --coverage narrows the sweep, else 0 "
+    "(the catalogue alone).",
 )
 @click.option("--transform-dtypes", "--compile-dtypes", "transform_dtypes", default="float32",
               show_default=True, metavar="D[,D...]",
@@ -173,11 +175,12 @@ def sweep(
     from mgradcheck.sweep.pipeline import SweepOptions, plan
     from mgradcheck.sweep.pipeline import sweep as run_sweep
 
+    told_nothing = explore is None and drawn_count(None, patterns, list_only, coverage) > 0
     explore = drawn_count(explore, patterns, list_only, coverage)
     options = SweepOptions(
         patterns=patterns, dtypes=dtypes, budget=budget, jobs=jobs, points=points, seed=seed,
         transform_dtypes=tuple(d for d in transform_dtypes.split(",") if d and d != "none"),
-        skip=skip, shrink=not no_shrink, emit=emit_dir, explore=explore,
+        skip=skip, shrink=not no_shrink, emit=emit_dir, explore=explore, every_kind=told_nothing,
     )  # fmt: skip
     progress = choose(quiet)
     # The target is held (its environment locked against a prune) from the first use to the end.

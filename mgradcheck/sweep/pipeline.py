@@ -65,8 +65,10 @@ class SweepOptions:
     skip: tuple[str, ...] = ()  # checks not run at all
     shrink: bool = True
     emit: Path | None = None
-    # Calls drawn from the target MLX's signatures (sweep.explore), beside the catalogue's cases.
+    # Calls drawn from the target MLX's signatures (sweep.explore), beside the catalogue's cases,
+    # and as many graphs; with every_kind, the calls are every operation in every dtype kind.
     explore: int = 0
+    every_kind: bool = False
 
 
 @dataclass
@@ -209,7 +211,8 @@ def explored(command: ChildCommand, env: Environment, options: SweepOptions) -> 
     signatures."""
     signatures = target_signatures(command, env)
     n = options.explore
-    return explore(signatures, n, options.seed, options.dtypes, catalogue(), graphs=n)
+    calls = None if options.every_kind else n
+    return explore(signatures, calls, options.seed, options.dtypes, catalogue(), graphs=n)
 
 
 def confirm(

@@ -282,5 +282,8 @@ def test_a_sweep_told_nothing_explores_and_a_chosen_slice_does_not() -> None:
     assert drawn_count(None, (), True, False) == drawn_count(None, (), False, True) == 0
     assert drawn_count(7, ("sin",), True, False) == 7
     shown = " ".join(CliRunner().invoke(cli, ["sweep", "--help"]).output.split())
-    assert f"Default: {DEFAULT_EXPLORE} when no --ops, --list or --coverage" in shown
+    assert (
+        f"Default: a call of every operation in every dtype kind it takes and {DEFAULT_EXPLORE} "
+        "graphs when no --ops, --list or --coverage narrows the sweep" in shown
+    )
     assert "[default: 600; x>=1]" in shown

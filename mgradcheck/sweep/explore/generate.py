@@ -21,8 +21,9 @@ parameter neither says how to draw is skipped and counted, never an error.
 from __future__ import annotations
 
 import ast
+import itertools
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -106,14 +107,15 @@ class Exploration:
 
 def explore(
     signatures: Mapping[str, Sequence[str]],
-    count: int,
+    count: int | None,
     seed: int = 0,
     dtypes: Sequence[str] = ("float32",),
     examples: Sequence[Case] = (),
     graphs: int = 0,
 ) -> Exploration:
-    """``count`` calls drawn with ``seed``, dealt round the operations in a seeded order,
-    and ``graphs`` graphs of several operations (their own draw: the calls stay the same).
+    """``count`` calls drawn with ``seed`` (None: one of every operation in every dtype kind
+    it takes), dealt round the operations in a seeded order and round their kinds, and
+    ``graphs`` graphs of several operations (their own draw: the calls stay the same).
 
     ``dtypes``: the sweep's floating dtypes (float64 is added). ``examples``: the
     catalogue, whose one-call cases say where each operation's arguments are smooth.
@@ -135,13 +137,12 @@ def explore(
     rng.shuffle(order)
     floats = tuple(dict.fromkeys((*dtypes, *EXTRA_FLOATS)))
     cases = []
-    turns: dict[str, list[str]] = {}  # each operation's dtype kinds, in the order it gets them
+    kinds = {op.name: _kinds_in_turn(op, rng) for op in order}
+    if count is None:  # every operation once in every dtype kind it takes
+        count = sum(len(k) for k in kinds.values())
+    dealt = _dealt(order, kinds)
     for i in range(count if order else 0):
-        op = order[i % len(order)]
-        if op.name not in turns:
-            turns[op.name] = _kinds_in_turn(op, rng)
-        kinds = turns[op.name]
-        kind = kinds[(i // len(order)) % len(kinds)]
+        op, kind = next(dealt)
         dtype = rng.choice(
             floats if kind == FLOAT else INTEGER_DTYPES if kind == INTEGER else ("complex64",)
         )
@@ -163,6 +164,19 @@ def explore(
         )
     table = graph_operations(list(signatures), ranges)
     return Exploration([*cases, *drawn_graphs(table, graphs, seed)], len(operations), skipped)
+
+
+def _dealt(
+    order: Sequence[Operation], kinds: Mapping[str, list[str]]
+) -> Iterator[tuple[Operation, str]]:
+    """Operations and dtype kinds in rounds: every operation in its first kind, then those
+    with a second in that, and so on; once every kind is dealt, every operation again."""
+    most = max(len(k) for k in kinds.values())
+    for turn in itertools.count():
+        for op in order:
+            mine = kinds[op.name]
+            if turn < len(mine) or turn >= most:
+                yield op, mine[turn % len(mine)]
 
 
 def _kinds_in_turn(op: Operation, rng: random.Random) -> list[str]:
