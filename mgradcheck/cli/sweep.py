@@ -175,12 +175,12 @@ def sweep(
     from mgradcheck.sweep.pipeline import SweepOptions, plan
     from mgradcheck.sweep.pipeline import sweep as run_sweep
 
-    told_nothing = explore is None and drawn_count(None, patterns, list_only, coverage) > 0
-    explore = drawn_count(explore, patterns, list_only, coverage)
+    told_nothing, explore = explore is None, drawn_count(explore, patterns, list_only, coverage)
+    every_kind = told_nothing and explore > 0  # the default draw: every operation in every kind
     options = SweepOptions(
         patterns=patterns, dtypes=dtypes, budget=budget, jobs=jobs, points=points, seed=seed,
         transform_dtypes=tuple(d for d in transform_dtypes.split(",") if d and d != "none"),
-        skip=skip, shrink=not no_shrink, emit=emit_dir, explore=explore, every_kind=told_nothing,
+        skip=skip, shrink=not no_shrink, emit=emit_dir, explore=explore, every_kind=every_kind,
     )  # fmt: skip
     progress = choose(quiet)
     # The target is held (its environment locked against a prune) from the first use to the end.

@@ -56,8 +56,8 @@ TAGS = {
     "hessian": {"second-order"}, "vmap": {"vmap"}, "checkpoint": {"checkpoint"},
     "custom": {"custom-function"},
 }  # fmt: skip
-_CRUMB_CHECK = re.compile(r'\| \{"check": "(\w+)"')
-_CRUMB_PATH = re.compile(r'^gradcheck: .*\| \{"check": "compose".*"path": "([^"]*)"', re.M)
+# A breadcrumb's check, and its path where it names one ({"check": "compose", ..., "path": ...}).
+_CRUMB = re.compile(r'\| \{"check": "(\w+)"(?:.*"path": "([^"]*)")?')
 _GENERATED = re.compile(r"\b(?=\w*[A-Z])(?=\w*[a-z])\w{16,}\b")  # CfNIBroadcastADfNOAdd...
 _NUMBERS = re.compile(r"-?\d+(\.\d+)?(e-?\d+)?")
 _SHAPES = re.compile(r"\((N, ?)*N,?\)")  # (N,N,N) after the numbers: a rank is a number too
@@ -92,10 +92,7 @@ def _check(group: Group, shown: CaseResult) -> str:
     if named:
         check, path = str(named[-1]["check"]), str(named[-1].get("repro", {}).get("path", ""))
     else:
-        crumbs = _CRUMB_CHECK.findall(shown.message or "")
-        check = crumbs[-1] if crumbs else ""
-        paths = _CRUMB_PATH.findall(shown.message or "")
-        path = paths[-1] if paths else ""
+        check, path = (_CRUMB.findall(shown.message or "") or [("", "")])[-1]
     if check == "compose" and "compile" in path:
         return "shapeless" if "shapeless" in path else "compile"
     return check

@@ -183,52 +183,37 @@ def simpler_arguments(result: CaseResult) -> list[tuple[str, Spec]]:
     if not (case.drawn or case.graph is not None):
         return []  # a catalogue case's arguments are what its writer chose to check
     fn = str(result.task.spec["fn"])
-    found = []
-    for what, change in _argument_changes(fn):
-        tree = ast.parse(fn, mode="eval")
-        change(tree)
-        found.append((what, _with(result.task.spec, fn=ast.unparse(tree))))
-    return found
-
-
-def _argument_changes(fn: str) -> list[tuple[str, Callable[[ast.AST], None]]]:
-    """Each way to simplify one literal argument of an ``mx.`` call in ``fn``, as a change
-    to apply to a fresh parse of it (found by the call's and the argument's place)."""
     try:
-        tree = ast.parse(fn, mode="eval")
+        calls = _mlx_calls(ast.parse(fn, mode="eval"))
     except SyntaxError:
         return []
-    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and _is_mlx(n.func)]
-    changes: list[tuple[str, Callable[[ast.AST], None]]] = []
+    found = []
     for c, call in enumerate(calls):
         name = ast.unparse(call.func)
         for k, keyword in enumerate(call.keywords):
             if keyword.arg is None or not _literal(keyword.value):
                 continue
-            changes.append((f"{name} without {keyword.arg}=", _dropping(c, k)))
+            found.append((f"{name} without {keyword.arg}=", _changed(fn, c, k, drop=True)))
             if isinstance(keyword.value, ast.Tuple) and len(keyword.value.elts) > 1:
-                changes.append((f"{name} with one of {keyword.arg}", _first_of(c, k)))
-    return changes
+                found.append((f"{name} with one of {keyword.arg}", _changed(fn, c, k, drop=False)))
+    return [(what, _with(result.task.spec, fn=changed)) for what, changed in found]
 
 
-def _nth_call(tree: ast.AST, c: int) -> ast.Call:
-    return [n for n in ast.walk(tree) if isinstance(n, ast.Call) and _is_mlx(n.func)][c]
+def _mlx_calls(tree: ast.AST) -> list[ast.Call]:
+    return [n for n in ast.walk(tree) if isinstance(n, ast.Call) and _is_mlx(n.func)]
 
 
-def _dropping(c: int, k: int) -> Callable[[ast.AST], None]:
-    def change(tree: ast.AST) -> None:
-        del _nth_call(tree, c).keywords[k]
-
-    return change
-
-
-def _first_of(c: int, k: int) -> Callable[[ast.AST], None]:
-    def change(tree: ast.AST) -> None:
-        value = _nth_call(tree, c).keywords[k].value
+def _changed(fn: str, c: int, k: int, drop: bool) -> str:
+    """``fn`` with keyword ``k`` of its MLX call ``c`` left out, or cut to its first item."""
+    tree = ast.parse(fn, mode="eval")
+    keywords = _mlx_calls(tree)[c].keywords
+    if drop:
+        del keywords[k]
+    else:
+        value = keywords[k].value
         assert isinstance(value, ast.Tuple)
         value.elts[1:] = []
-
-    return change
+    return ast.unparse(tree)
 
 
 def _is_mlx(func: ast.AST) -> bool:

@@ -205,17 +205,25 @@ def test_drawn_calls_run_at_their_own_dtype_and_keep_the_integers_check() -> Non
     assert "integers" in tasks[1].spec["checks"] and "integers" not in tasks[0].spec["checks"]
 
 
-def test_sweep_lists_the_calls_it_draws_from_the_target() -> None:
+@pytest.mark.parametrize(
+    ("n", "seed", "ops", "said", "prefix"),
+    [("6", "4", "generated*", "drew 6 calls of 6 operations from", "gen4-"),
+     ("5", "2", "graph2-*", "and 5 graphs of several", "graph2-")],
+)  # fmt: skip
+def test_sweep_lists_the_calls_and_graphs_it_draws_from_the_target(
+    n: str, seed: str, ops: str, said: str, prefix: str
+) -> None:
+    """``--ops`` selects the drawn calls, or the graphs, apart from each other."""
     pytest.importorskip("mlx.core")
     done = subprocess.run(
-        [sys.executable, "-m", "mgradcheck", "sweep", "--explore", "6", "--seed", "4",
-         "--ops", "generated*", "--list"],
+        [sys.executable, "-m", "mgradcheck", "sweep", "--explore", n, "--seed", seed,
+         "--ops", ops, "--list"],
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert "drew 6 calls of 6 operations from" in done.stderr
+    assert said in done.stderr
     lines = done.stdout.strip().splitlines()
-    assert len(lines) == 7 and all(line.startswith("gen4-") for line in lines[:6])
+    assert len(lines) == int(n) + 1 and all(line.startswith(prefix) for line in lines[: int(n)])
 
 
 def test_a_float64_call_is_judged_at_the_accuracy_of_mlxs_float64_kernels() -> None:
