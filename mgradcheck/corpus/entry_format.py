@@ -188,7 +188,7 @@ REQUIRES = Block({
 GRADCHECK_INPUT = Named("gradcheckInput", Block({
     "shape": _nullable(_list_of(SIZE)), "dtype": DTYPE,
     "range": _nullable(_list_of(NUMBER, minItems=2, maxItems=2)),
-    "value": NUMBERS, "fill": NUMBER, "const": FLAG,
+    "value": NUMBERS, "fill": NUMBER, "const": FLAG, "ties": FLAG,
 }, rules={
     "minProperties": 1,
     "dependencies": {"value": {"not": {"anyOf": [{"required": ["fill"]},

@@ -98,3 +98,5 @@ def _gradcheck_input(c: Checker, key: Key, item: Any) -> None:
         c.typed((*key, "fill"), spec["fill"], (int, float), "a number")
     if "const" in spec:
         c.typed((*key, "const"), spec["const"], bool, "true or false")
+    if "ties" in spec:
+        c.typed((*key, "ties"), spec["ties"], bool, "true or false")

@@ -20,11 +20,13 @@ operation (in its id, title, summary, tags, code, or the sweep case that
 found it; or, for an operation MLX builds from one primitive alone, a
 function the entry calls that is that primitive: tril is a ``where``; or, for
 a composition, a primitive of its graph that a function the entry is about
-builds); one
+builds; or, for an operation MLX builds of others, a primitive of its graph that
+gives it its structure: median is a sort); one
 member of a cause matched is enough, since the entry's reproducer stands for
 all of them. A crash in a compiled check names no operation, since one compiler
 bug kills many: an entry of a crash tagged with that check holds it, whichever
-operation showed it. A guard (an entry of documented
+operation showed it; a crash differentiating by an integer argument is the
+operation's jvp or vjp dying. A guard (an entry of documented
 behaviour, affecting no backend) that matches says the finding is by design.
 The entries' own ``match`` patterns are not used: they match what their
 reproducers print, not the sweep.
@@ -38,7 +40,7 @@ from dataclasses import dataclass, field
 
 from packaging.version import InvalidVersion, Version
 
-from mgradcheck.child.gradcheck_spec import COMPILED
+from mgradcheck.child.gradcheck_spec import COMPILED, FUSABLE
 from mgradcheck.corpus.entry import Entry
 from mgradcheck.outcomes import Outcome
 from mgradcheck.sweep import mlx_places
@@ -63,6 +65,12 @@ _NUMBERS = re.compile(r"-?\d+(\.\d+)?(e-?\d+)?")
 _SHAPES = re.compile(r"\((N, ?)*N,?\)")  # (N,N,N) after the numbers: a rank is a number too
 # Primitives the transforms add to move axes and shapes about, in any composed graph.
 PLUMBING = frozenset({"Reshape", "ExpandDims", "Squeeze", "Transpose", "Copy", "AsType"})
+# The primitives MLX names by what they compute, not by their class (Reduce::name, Scan::name
+# in mlx/primitives.h), as the index of its sources holds them.
+CLASS_OF = {
+    **dict.fromkeys(("And", "Or", "Sum", "Prod", "Min", "Max"), "Reduce"),
+    **dict.fromkeys(("CumSum", "CumProd", "CumMin", "CumMax", "CumLogAddExp"), "Scan"),
+}
 # The words of a composition's path that an entry about it is tagged with, and only then.
 _PATH_WORDS = frozenset({"shapeless", "vmap", "checkpoint"})
 
@@ -164,7 +172,7 @@ class Composed:
         mapping as the path, and about a function built of one of its primitives."""
         if {w for w in _PATH_WORDS if w in self.path} != _PATH_WORDS & set(entry.tags):
             return False
-        return bool(set(self.primitives) & _primitives(entry))
+        return bool({CLASS_OF.get(p, p) for p in self.primitives} & _primitives(entry))
 
 
 def composed(group: Group, shown: CaseResult) -> Composed | None:
@@ -175,6 +183,24 @@ def composed(group: Group, shown: CaseResult) -> Composed | None:
         return None
     path = str(seen[0].get("repro", {}).get("path", ""))
     return Composed(path, tuple(sorted(set(seen[0]["made_by"]) - PLUMBING)))
+
+
+def built_of(group: Group, shown: CaseResult) -> Composed | None:
+    """What a call of an operation MLX builds of others (median of a sort) is made of, as
+    its graph in ``shown`` says: the primitives that give it a structure (neither plumbing
+    nor elementwise), as a composition with no transform. None for a composition or a
+    graph, for an operation that is a primitive of its own (sort is a Sort: its finding
+    is its own), or where the child read no graph."""
+    single = group.check != "compose" and shown.task.case.graph is None
+    seen = group.matching(shown) if single else []
+    if not seen or not seen[0].get("made_by"):
+        return None
+    made = set(seen[0]["made_by"])
+    own = ALIAS_OF.get(group.op, group.op).replace("_", "").lower()
+    structure = made - PLUMBING - FUSABLE
+    if any(name.lower() == own for name in made) or not structure:
+        return None
+    return Composed("", tuple(sorted(structure)))
 
 
 def _said(text: str) -> str:
@@ -253,7 +279,12 @@ def matches(
     wanted = {Outcome.CRASH, Outcome.TIMEOUT} if crash else {Outcome.FAIL}
     if not wanted & set(entry.bug.outcomes):
         return 0
-    if check and not TAGS.get(check, {check}) & set(entry.tags):
+    # A crash differentiating by an integer argument (the integers check) is the operation's
+    # jvp or vjp dying, which an entry tagged with either holds; its wrong value is not.
+    tags = TAGS.get(check, {check}) | (TAGS["subsets"] if crash and check == "integers" else set())
+    if "second-order" in entry.tags:
+        tags -= {"grad"}  # there "grad" is the grad of a grad: a first-order check is not it
+    if check and not tags & set(entry.tags):
         return 0
     sure = _names(entry, group, ops or [group.op], graph)
     if not sure and crash and entry.bug.affects and check in _compiled_checks(entry):
@@ -288,7 +319,8 @@ def causes(
         cause = found.setdefault(key, Cause(key))
         cause.groups.append(group)
         if version is not None and backend:
-            check, ops, graph = _check(group, run), operations(group, run), composed(group, run)
+            check, ops = _check(group, run), operations(group, run)
+            graph = composed(group, run) or built_of(group, run)
             held, least = entries, 1
             if _eager(run):
                 # The operation's own crash, neither the check's nor the compiler's: an entry
@@ -324,6 +356,17 @@ def settled(
             if _steady(g, shown[i]):
                 spared[i] = f"its cause is {cause.entry}'s, shrunk in another finding"
     return spared
+
+
+def unheld(
+    groups: Sequence[Group], entries: Sequence[Entry], mlx: str | None, backend: str | None
+) -> set[int]:
+    """The groups (by index) whose cause no corpus entry holds: what may be new, shrunk
+    before the known, so that a budget running out leaves a known cause unshrunk first."""
+    shown = [g.representative() for g in groups]
+    where = {id(g): i for i, g in enumerate(groups)}
+    found = causes(groups, shown, entries, mlx, backend)
+    return {where[id(g)] for cause in found if cause.entry is None for g in cause.groups}
 
 
 def _steady(group: Group, shown: CaseResult) -> bool:

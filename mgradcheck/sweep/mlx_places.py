@@ -36,6 +36,8 @@ COMPILE_PLACES = (
     ("mlx/compile.cpp", "detail::compile_simplify", "merges equivalent nodes", ("cse",)),
     ("mlx/compile.cpp", "detail::compile_fuse", "fuses elementwise chains", ("fusion", "broadcast")),
     ("mlx/compile.cpp", "detail::compile_replace", "replays the traced graph on new inputs", ("shapeless",)),
+    ("mlx/compile.cpp", "Compiled::output_shapes", "gives a fused kernel's shape in a shapeless replay", ("shapeless", "broadcasting")),
+    ("mlx/backend/common/compiled.cpp", "print_constant", "writes a constant into a kernel's source", ("constants", "codegen")),
     ("mlx/backend/cpu/compiled.cpp", "build_kernel", "writes a fused CPU kernel's source", ("codegen", "cpu-kernel", "constants")),
     ("mlx/backend/cpu/compiled.cpp", "Compiled::eval_cpu", "builds and runs it on the CPU", ("cpu-kernel",)),
 )  # fmt: skip
@@ -179,7 +181,7 @@ def places(entry: Entry, index: Index) -> list[str]:
     if len(items) > MOST:
         shown.append(f"and {len(items) - MOST} more")
     if words & COMPILED:
-        ordered = sorted(COMPILE_PLACES, key=lambda p: not words & set(p[3]))
+        ordered = sorted(COMPILE_PLACES, key=lambda p: -len(words & set(p[3])))  # most named first
         shown[:0] = [
             f"`{name}` in {path}:{index.compile[path][name]} ({what})"
             for path, name, what, _ in ordered

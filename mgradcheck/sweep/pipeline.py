@@ -36,7 +36,7 @@ from mgradcheck.sweep.coverage import Table, public_names, tabulate
 from mgradcheck.sweep.explore.generate import Exploration, explore
 from mgradcheck.sweep.explore.signatures import target_signatures
 from mgradcheck.sweep.findings import Group, group
-from mgradcheck.sweep.known import causes, settled
+from mgradcheck.sweep.known import causes, settled, unheld
 from mgradcheck.sweep.shrink import Shrunk, shrink_all
 from mgradcheck.wording import count
 
@@ -268,15 +268,22 @@ def sweep(
         groups = group(results)
         shrunk = [Shrunk(found.representative()) for found in groups]
         spared = settled(groups, _bundled(), env.mlx, env.backend) if options.shrink else {}
-        todo = [g for i, g in enumerate(groups) if i not in spared]
+        todo = [i for i in range(len(groups)) if i not in spared]
         if todo and options.shrink:
+            # What may be new first, then the known: each pass has what budget is left.
+            new = unheld(groups, _bundled(), env.mlx, env.backend)
+            passes = [[i for i in todo if i in new], [i for i in todo if i not in new]]
             progress.start(f"shrinking {count(len(todo), 'finding')}", total=len(todo))
+            done: dict[int, Shrunk] = {}
             try:
-                done = iter(shrink_all(todo, executor, started + options.budget, progress))
+                for indices in passes:
+                    each = [groups[i] for i in indices]
+                    ends = shrink_all(each, executor, started + options.budget, progress)
+                    done.update(zip(indices, ends, strict=True))
             finally:
                 progress.stop()
             shrunk = [
-                Shrunk(g.representative(), spared=spared[i]) if i in spared else next(done)
+                Shrunk(g.representative(), spared=spared[i]) if i in spared else done[i]
                 for i, g in enumerate(groups)
             ]
             report.interrupted = executor.interrupted

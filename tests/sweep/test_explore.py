@@ -14,6 +14,7 @@ import pytest
 from mgradcheck.run.child_process import ChildCommand
 from mgradcheck.sweep.case_runs import CaseResult, Executor, Status, Task
 from mgradcheck.sweep.catalogue import Case, catalogue
+from mgradcheck.sweep.explore.domains import DOMAINS, Domain
 from mgradcheck.sweep.explore.generate import draw, example_ranges, explore
 from mgradcheck.sweep.explore.signatures import (
     EITHER,
@@ -137,6 +138,47 @@ def test_a_drawn_standard_deviation_reduces_two_elements_or_more() -> None:
         axis = fn.split("mx.std(a, ")[1].split(",")[0].split(")")[0]
         reduced = shape if axis == "None" else [shape[int(axis)]]
         assert all(n >= 2 for n in reduced), (fn, shape)
+
+
+def test_order_statistics_are_drawn_with_tied_elements_in_some_real_calls() -> None:
+    """max-min-ties-jvp-vjp-disagree needs a tie in the point: drawn uniformly, none comes."""
+    ops = {o.name: o for o in describe(signatures())[0]}
+    for name, tied_params in (("mx.max", {"a"}), ("mx.maximum", {"a", "b"})):
+        tied = [
+            draw(ops[name], random.Random(seed), "float", "float32", {})[1] for seed in range(20)
+        ]
+        with_ties = [i for i in tied if any(spec.get("ties") for spec in i)]
+        assert 0 < len(with_ties) < len(tied), name
+        for inputs in with_ties:
+            assert len([s for s in inputs if s.get("ties")]) == len(tied_params), inputs
+        for seed in range(20):  # ties are drawn in real calls only
+            _, inputs = draw(ops[name], random.Random(seed), "complex", "complex64", {})
+            assert not any(spec.get("ties") for spec in inputs)
+
+
+def test_logcumsumexp_is_drawn_inclusive_where_its_values_are_finite() -> None:
+    """Every exclusive logcumsumexp the default sweep drew was not checked: its first element
+    is log(0), -inf; logcumsumexp-complex-vjp went unfound for it."""
+    (op,) = (o for o in describe(signatures())[0] if o.name == "mx.logcumsumexp")
+    for seed in range(40):
+        fn, _ = draw(op, random.Random(seed), "complex", "complex64", {})
+        call = fn.split("mx.logcumsumexp(")[1]
+        assert "inclusive=False" not in call and not call.endswith(
+            (", False, False))", ", True, False))")
+        ), fn
+
+
+@pytest.mark.parametrize("name", ["mx.matrix_norm", "linalg.norm"])
+def test_a_drawn_norm_has_elements(name: str) -> None:
+    """The default sweep of 0.32.4 drew mx.matrix_norm of a (0, 3) array, whose norm is 0,
+    where a norm has no derivative (MLX's jvp is NaN there): no bug, a point to avoid."""
+    (op,) = (o for o in describe(signatures())[0] if o.name == name)
+    for seed in range(60):
+        for kind, dtype in (("float", "float32"), ("complex", "complex64")):
+            if kind not in DOMAINS.get(name, Domain()).kinds:
+                continue
+            _, inputs = draw(op, random.Random(seed), kind, dtype, {})
+            assert all(n > 0 for n in inputs[0]["shape"]), (name, seed, inputs)  # type: ignore[attr-defined]
 
 
 SAMPLE = (

@@ -84,6 +84,19 @@ def test_a_compile_entry_points_at_compile_and_the_cpu_kernels(corpus: dict[str,
     assert place(text, "GatherMM::output_shapes").startswith("mlx/primitives.cpp:")
 
 
+def test_a_compile_entry_s_tags_put_the_place_they_name_most_first(
+    corpus: dict[str, Entry],
+) -> None:
+    """A shapeless broadcast's shape is Compiled::output_shapes'; a constant's source text is
+    print_constant's, of whatever dtype."""
+    text = mlx_places.section(corpus["shapeless-empty-axis-broadcast"], RELEASES, "cpu")
+    assert re.findall(r"^- `([^`]+)`", text, re.M)[0] == "Compiled::output_shapes"
+    assert place(text, "Compiled::output_shapes").startswith("mlx/compile.cpp:")
+    text = mlx_places.section(corpus["compiled-complex-nan-constant"], RELEASES, "cpu")
+    assert re.findall(r"^- `([^`]+)`", text, re.M)[0] == "print_constant"
+    assert place(text, "print_constant").startswith("mlx/backend/common/compiled.cpp:")
+
+
 def test_what_was_checked_is_one_line() -> None:
     text = mlx_places.section(entry(code="y = mx.addmm(c, a, b)", tags=("jvp",)), RELEASES, "cuda")
     checked = text.rstrip().splitlines()[-1]

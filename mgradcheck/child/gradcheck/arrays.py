@@ -22,6 +22,7 @@ class Arg:
     value: Any = None
     fill: float | None = None
     const: bool = False
+    ties: bool = False  # drawn from three values of its range, so that elements tie
 
     @classmethod
     def from_spec(cls, spec: Mapping[str, Any]) -> Arg:
@@ -35,6 +36,7 @@ class Arg:
             value,
             spec.get("fill"),
             bool(spec.get("const", False)),
+            bool(spec.get("ties", False)),
         )
 
     @property
@@ -51,6 +53,8 @@ class Arg:
             return rng.integers(0, 2, size=self.shape).astype(np.float64)
         if dtype in INTEGERS:
             return rng.integers(int(lo), int(hi) + 1, size=self.shape).astype(np.float64)
+        if self.ties:  # the same three values in every argument drawn so: ties across them too
+            return rng.choice(np.linspace(lo, hi, 5)[1:-1], size=self.shape)
         return rng.uniform(lo, hi, size=self.shape)
 
 

@@ -27,7 +27,8 @@ class Finding:
     repro: dict[str, Any] = field(default_factory=dict)
     values: list[Any] = field(default_factory=list)
     # The primitives of the path's eager graph (compile left out), from its results back:
-    # where a composition went wrong, whichever operation the case called (graphs.makers).
+    # where a composition went wrong, whichever operation the case called (graphs.makers);
+    # for another check, those of the function itself.
     made_by: list[str] = field(default_factory=list)
 
     def line(self) -> str:

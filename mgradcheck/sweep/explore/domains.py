@@ -42,6 +42,10 @@ class Domain:
     ranges: Mapping[str, tuple[float, float]] = field(default_factory=dict)
     wrap: Mapping[str, str] = field(default_factory=dict)  # parameter -> "...{x}..."
     kinds: tuple[str, ...] = KINDS
+    # Parameters drawn with tied elements in half the real calls: where an order statistic
+    # has no derivative, its jvp and vjp must still agree (the adjoint check), and only a
+    # tie in the point itself (not one built by the function) shows whether they do.
+    ties: tuple[str, ...] = ()
 
 
 def _conv(dims: int, transpose: bool = False) -> Callable[[random.Random], Drawn]:
@@ -283,7 +287,6 @@ DOMAINS: dict[str, Domain] = {
     "mx.matmul": Domain(_matmul), "mx.addmm": Domain(_addmm), "mx.inner": Domain(_inner),
     "mx.einsum": Domain(_einsum), "mx.split": Domain(_split),
     "mx.take_along_axis": Domain(_take_along_axis), "mx.take": Domain(_take), "mx.where": Domain(_where),
-    "mx.topk": Domain(_topk("k")), "mx.partition": Domain(_topk("kth")),
     "mx.reshape": Domain(_pick("a", ((2, 3), (6,)), shape=("(3, 2)", "(-1,)", "(1, 6)", "(6, 1)", "[2, 3]"))),
     "mx.permute_dims": Domain(_pick("a", ((2, 3, 4),), axes=("None", "(2, 0, 1)", "[1, 0, 2]"))),
     "mx.transpose": Domain(_pick("a", ((2, 3, 4),), axes=("None", "(2, 0, 1)", "[1, 0, 2]", "(-1, 0, 1)"))),
@@ -332,6 +335,16 @@ DOMAINS: dict[str, Domain] = {
     # A standard deviation over one element is sqrt(0) whatever the element, where sqrt has no
     # derivative (its chain rule gives 0 * inf): every reduced axis holds two or more.
     "mx.std": Domain(_pick("a", ((2, 3), (3,), (4,), (2, 3, 2)), axis=("None", "-1", "0"))),
+    **{f"mx.{name}": Domain(ties=("a",)) for name in ("max", "min", "sort", "median", "cummax", "cummin")},
+    **{f"mx.{name}": Domain(ties=("a", "b")) for name in ("maximum", "minimum")},
+    "mx.topk": Domain(_topk("k"), ties=("a",)), "mx.partition": Domain(_topk("kth"), ties=("a",)),
+    # Exclusive, its first element is log(0) = -inf, which no check can judge (every such call
+    # was "not checked"): drawn inclusive.
+    "mx.logcumsumexp": Domain(_pick("a", ((5,), (2, 4), (2, 3, 2)), axis=("None", "0", "-1"),
+                                    reverse=("False", "True"), inclusive=("True",))),
+    # A norm has no derivative at 0 (its jvp is <x, t> / |x|, NaN there), and the norm of an
+    # empty array is 0: drawn from its signature, matrix_norm took a (0, 3) operand.
+    "mx.matrix_norm": Domain(_norm),
 }  # fmt: skip
 
 # Operations no call is drawn for yet, and why (each a domain still to write).

@@ -260,6 +260,7 @@ def draw(
     args: list[str] = []
     keywords: list[str] = []
     positional = True  # until a parameter is left out, the next may still be passed by place
+    tied = kind == FLOAT and bool(domain.ties) and rng.random() < 0.5
     for p in op.params:
         if p.name not in drawn:
             positional &= p.kind not in (POSITIONAL, EITHER)
@@ -274,6 +275,8 @@ def draw(
             source = ", ".join(items) if p.kind == VAR else f"[{', '.join(items)}]"
         elif isinstance(arg, (tuple, Index)):
             source = _operand(p.name, arg, kind, dtype, rng_range, inputs, domain)
+            if tied and p.name in domain.ties:
+                inputs[-1]["ties"] = True
         else:
             source = arg
         if p.kind == VAR or (positional and p.kind in (POSITIONAL, EITHER)):
