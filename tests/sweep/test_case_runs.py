@@ -63,3 +63,15 @@ def test_a_hung_child_names_the_path_it_hung_in_as_a_crashed_one_does() -> None:
         assert (found["kind"], found["check"]) == (kind, "shapeless")
         assert found["paths"] == f"shapeless compile {how}"
         assert found["repro"] == {"check": "shapeless", "variant": "size-1 axes"}
+
+
+def test_a_reduction_mlx_refuses_over_no_elements_is_unsupported() -> None:
+    """The default sweep of 0.32.4 drew logsumexp of an empty int64 array, which MLX refuses
+    by design ("Received empty array"), as max does: a refusal, not the harness's error."""
+    tasks = [
+        Task.of(Case(f"{op}-empty", op, "reduction", f"lambda x: mx.{op}(x)", (arr(0),)), "float32")
+        for op in ("logsumexp", "max")
+    ]
+    command = ChildCommand(sys.executable, {})
+    results = Executor(command, environment(), jobs=1).run(tasks, time.monotonic() + 60)
+    assert [r.status for r in results] == [Status.UNSUPPORTED] * 2, [r.message for r in results]
