@@ -2,13 +2,16 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from mgradcheck.corpus.entry import Entry
 from mgradcheck.corpus.loader import load
 from mgradcheck.run.observation import Environment
+
+if TYPE_CHECKING:
+    from tests.corpus_runs import CorpusRuns
 
 FIXTURES = Path(__file__).parent / "fixtures"
 BEHAVIOURS = FIXTURES / "behaviours"
@@ -93,6 +96,38 @@ def fake_wheels(_fake_release_root: Path, monkeypatch: pytest.MonkeyPatch) -> Pa
     monkeypatch.setenv("UV_CACHE_DIR", str(_fake_release_root / "uv-cache"))
     monkeypatch.setenv("MGRADCHECK_CACHE", str(_fake_release_root / "cache"))
     return _fake_release_root / "wheels"
+
+
+CORPUS_RUNS = pytest.StashKey["CorpusRuns"]()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start the corpus runs the collected corpus tests will wait for, beside the rest."""
+    from tests.corpus_runs import CorpusRuns
+    from tests.test_corpus import releases_wanted
+
+    releases = releases_wanted(session.items)
+    if releases:
+        session.config.stash[CORPUS_RUNS] = runs = CorpusRuns(releases)
+        runs.start()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    runs = session.config.stash.get(CORPUS_RUNS, None)
+    if runs is not None:
+        runs.stop()
+
+
+@pytest.fixture(scope="session")
+def corpus_runs(request: pytest.FixtureRequest) -> CorpusRuns:
+    """The session's corpus runs (tests/corpus_runs.py), started now if collection did not."""
+    from tests.corpus_runs import CorpusRuns
+
+    stash = request.config.stash
+    if CORPUS_RUNS not in stash:
+        stash[CORPUS_RUNS] = CorpusRuns([None])
+        stash[CORPUS_RUNS].start()
+    return stash[CORPUS_RUNS]
 
 
 @pytest.fixture(scope="session")

@@ -4,14 +4,18 @@ The first test runs on the MLX installed with mgradcheck; the network tests
 install real releases from the package index into cached environments and run
 the whole corpus there: the three releases the corpus is held to (before the
 fixes of 0.32.0, the first with them, and the newest when the corpus was last
-widened), and whatever release is the newest today.
+widened), and whatever release is the newest today. The runs start with the
+session and go on beside the other tests (tests/corpus_runs.py).
 """
 
 from __future__ import annotations
 
+import importlib.metadata
+import importlib.util
 import json
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +26,7 @@ from mgradcheck.corpus.files import bundled_corpus
 from mgradcheck.corpus.loader import load
 from mgradcheck.run.verdict import bug_expected
 from tests.conftest import environment
+from tests.corpus_runs import CorpusRuns, Finished
 
 # The newest Linux release before the fixes of ml-explore/mlx#3633 (0.32.0).
 BEFORE_THE_FIXES = "0.31.2"
@@ -30,7 +35,22 @@ BEFORE_THE_FIXES = "0.31.2"
 HELD_TO = (BEFORE_THE_FIXES, "0.32.0", "0.32.4")
 
 
+def judged(run: Finished) -> dict[str, Any]:
+    """The report of a corpus run, which must have judged every entry as expected."""
+    assert run.report.exists(), run.stderr
+    report: dict[str, Any] = json.loads(run.report.read_text())
+    unexpected = [
+        f"{r['id']}: {r['outcomes']} -> {r['verdict']} ({r['reason']})"
+        for r in report["results"]
+        if r["verdict"] != "as expected"
+    ]
+    assert not unexpected, "\n".join(unexpected)
+    assert run.returncode == 0, run.stderr
+    return report
+
+
 def run_corpus(tmp_path: Path, *args: str) -> dict[str, Any]:
+    """The corpus run here and now (for a release no background run was started for)."""
     out = tmp_path / "report.json"
     done = subprocess.run(
         [sys.executable, "-m", "mgradcheck", "run", "-j2", "-q", "--json", str(out), *args],
@@ -39,16 +59,22 @@ def run_corpus(tmp_path: Path, *args: str) -> dict[str, Any]:
         timeout=900,
         check=False,
     )
-    assert out.exists(), done.stderr
-    report: dict[str, Any] = json.loads(out.read_text())
-    unexpected = [
-        f"{r['id']}: {r['outcomes']} -> {r['verdict']} ({r['reason']})"
-        for r in report["results"]
-        if r["verdict"] != "as expected"
+    return judged(Finished(out, done.returncode, done.stderr))
+
+
+def releases_wanted(items: Sequence[pytest.Item]) -> list[str | None]:
+    """The corpus runs the collected ``items`` will wait for (None: the installed MLX's, which
+    every corpus test compares with); a release that is the installed one reuses its run."""
+    names = {item.name for item in items if item.path.name == Path(__file__).name}
+    if not names or importlib.util.find_spec("mlx") is None:
+        return []
+    installed = Version(importlib.metadata.version("mlx"))
+    held = [f"test_bundled_corpus_on_the_releases_it_is_held_to[{r}]" for r in HELD_TO]
+    return [None] + [
+        release
+        for release, name in zip(HELD_TO, held, strict=True)
+        if name in names and Version(release) != installed
     ]
-    assert not unexpected, "\n".join(unexpected)
-    assert done.returncode == 0, done.stderr
-    return report
 
 
 def check_claims(report: dict[str, Any]) -> None:
@@ -67,20 +93,21 @@ def check_claims(report: dict[str, Any]) -> None:
 
 
 @pytest.fixture(scope="session")
-def installed_run(
-    _real_release_root: Path, tmp_path_factory: pytest.TempPathFactory
-) -> dict[str, Any]:
+def installed_run(corpus_runs: CorpusRuns) -> dict[str, Any]:
     """The bundled corpus on the MLX installed with mgradcheck, run once per session."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("MGRADCHECK_CACHE", str(_real_release_root))
-        return run_corpus(tmp_path_factory.mktemp("installed"))
+    return judged(corpus_runs.result(None))
 
 
-def run_release(tmp_path: Path, release: str, installed_run: dict[str, Any]) -> dict[str, Any]:
-    """The corpus under a real release, reusing the installed MLX's run when it is that release."""
+def run_release(
+    tmp_path: Path, release: str, installed_run: dict[str, Any], corpus_runs: CorpusRuns
+) -> dict[str, Any]:
+    """The corpus under a real release: the installed MLX's run when it is that release, else
+    its run started with the session, else one run now."""
     (installed,) = installed_run["environments"]
     if Version(installed["mlx"]) == Version(release):
         report = installed_run
+    elif release in corpus_runs.releases:
+        report = judged(corpus_runs.result(release))
     else:
         report = run_corpus(tmp_path, "--mlx", release)
     check_claims(report)
@@ -98,9 +125,13 @@ def test_bundled_corpus_on_the_installed_mlx(installed_run: dict[str, Any]) -> N
 @pytest.mark.slow
 @pytest.mark.parametrize("release", HELD_TO)
 def test_bundled_corpus_on_the_releases_it_is_held_to(
-    release: str, real_cache: Path, tmp_path: Path, installed_run: dict[str, Any]
+    release: str,
+    real_cache: Path,
+    tmp_path: Path,
+    installed_run: dict[str, Any],
+    corpus_runs: CorpusRuns,
 ) -> None:
-    report = run_release(tmp_path, release, installed_run)
+    report = run_release(tmp_path, release, installed_run, corpus_runs)
     if release == BEFORE_THE_FIXES:
         # Before the fixes most bugs reproduce: this run must see them, not only passes.
         reproduced = [r["id"] for r in report["results"] if r["bug_expected"]]
@@ -110,10 +141,10 @@ def test_bundled_corpus_on_the_releases_it_is_held_to(
 @pytest.mark.network
 @pytest.mark.slow
 def test_bundled_corpus_on_the_newest_release(
-    real_cache: Path, tmp_path: Path, installed_run: dict[str, Any]
+    real_cache: Path, tmp_path: Path, installed_run: dict[str, Any], corpus_runs: CorpusRuns
 ) -> None:
     from mgradcheck.index.installable import Source, Target, list_releases
 
     newest = list_releases(Source.from_options(), Target.current()).versions[-1]
     assert newest >= Version(HELD_TO[-1])
-    run_release(tmp_path, str(newest), installed_run)
+    run_release(tmp_path, str(newest), installed_run, corpus_runs)

@@ -51,14 +51,3 @@ DTYPE_REFUSAL = (
     r"(?i)\b(bool|u?int(8|16|32|64)|float(16|32|64)|bfloat16|complex64)\b"
     r"|\binexact\b|\bcomplex type|\bintegers?\b|\bfloating"
 )
-# The elementwise primitives, as export_to_dot names them: what compile fuses a broadcast into
-# (mlx/compile.cpp: is_unary, is_binary, is_ternary), and no structure of a graph of its own.
-FUSABLE = frozenset([
-    "Abs", "ArcCos", "ArcCosh", "ArcSin", "ArcSinh", "ArcTan", "ArcTanh", "AsType", "Ceil",
-    "Cos", "Conjugate", "Cosh", "Remainder", "Erf", "ErfInv", "Exp", "Floor", "Log", "Log1p",
-    "LogicalNot", "Negative", "Round", "Sigmoid", "Sign", "Sin", "Sinh", "Square", "Sqrt", "Tan",
-    "Tanh", "Expm1", "Real", "Imag", "BitwiseInvert", "Add", "Divide", "Equal", "Greater",
-    "GreaterEqual", "Less", "LessEqual", "LogicalAnd", "LogicalOr", "LogAddExp", "Maximum",
-    "Minimum", "Multiply", "NotEqual", "Power", "Subtract", "BitwiseAnd", "BitwiseOr",
-    "BitwiseXor", "LeftShift", "RightShift", "ArcTan2", "Select", "Broadcast",
-])  # fmt: skip

@@ -20,8 +20,8 @@ operation (in its id, title, summary, tags, code, or the sweep case that
 found it; or, for an operation MLX builds from one primitive alone, a
 function the entry calls that is that primitive: tril is a ``where``; or, for
 a composition, a primitive of its graph that a function the entry is about
-builds; or, for an operation MLX builds of others, a primitive of its graph that
-gives it its structure: median is a sort); one
+builds; or, for an operation MLX builds of others, a primitive of its graph:
+median is a sort); one
 member of a cause matched is enough, since the entry's reproducer stands for
 all of them. A crash in a compiled check names no operation, since one compiler
 bug kills many: an entry of a crash tagged with that check holds it, whichever
@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 
 from packaging.version import InvalidVersion, Version
 
-from mgradcheck.child.gradcheck_spec import COMPILED, FUSABLE
+from mgradcheck.child.gradcheck_spec import COMPILED
 from mgradcheck.corpus.entry import Entry
 from mgradcheck.outcomes import Outcome
 from mgradcheck.sweep import mlx_places
@@ -186,21 +186,20 @@ def composed(group: Group, shown: CaseResult) -> Composed | None:
 
 
 def built_of(group: Group, shown: CaseResult) -> Composed | None:
-    """What a call of an operation MLX builds of others (median of a sort) is made of, as
-    its graph in ``shown`` says: the primitives that give it a structure (neither plumbing
-    nor elementwise), as a composition with no transform. None for a composition or a
-    graph, for an operation that is a primitive of its own (sort is a Sort: its finding
-    is its own), or where the child read no graph."""
+    """What a call of an operation MLX builds of others (median of a sort, a complex norm of
+    an abs) is made of, as its graph in ``shown`` says: its primitives but plumbing, as a
+    composition with no transform. None for a composition or a graph, for an operation that
+    is a primitive of its own (sort is a Sort: its finding is its own), or where the child
+    read no graph."""
     single = group.check != "compose" and shown.task.case.graph is None
     seen = group.matching(shown) if single else []
     if not seen or not seen[0].get("made_by"):
         return None
     made = set(seen[0]["made_by"])
     own = ALIAS_OF.get(group.op, group.op).replace("_", "").lower()
-    structure = made - PLUMBING - FUSABLE
-    if any(name.lower() == own for name in made) or not structure:
+    if any(name.lower() == own for name in made) or not made - PLUMBING:
         return None
-    return Composed("", tuple(sorted(structure)))
+    return Composed("", tuple(sorted(made - PLUMBING)))
 
 
 def _said(text: str) -> str:
@@ -282,6 +281,8 @@ def matches(
     # A crash differentiating by an integer argument (the integers check) is the operation's
     # jvp or vjp dying, which an entry tagged with either holds; its wrong value is not.
     tags = TAGS.get(check, {check}) | (TAGS["subsets"] if crash and check == "integers" else set())
+    if "complex" in entry.tags and "1j" not in str(group.results[0].task.spec.get("fn", "")):
+        return 0  # an entry about complex input, and a real call (complex ones are a + 1j * b)
     if "second-order" in entry.tags:
         tags -= {"grad"}  # there "grad" is the grad of a grad: a first-order check is not it
     if check and not tags & set(entry.tags):

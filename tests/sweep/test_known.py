@@ -85,7 +85,12 @@ def test_a_crash_in_a_composition_that_compiles_is_the_crash_of_that_way_of_comp
 
 def test_the_exploring_sweep_s_integer_findings_are_one_cause_and_its_entry() -> None:
     def drawn(case: str, op: str, check: str) -> CaseResult:
-        called = Case(case, op, "generated-integer", f"lambda a: mx.{op}(a)", (arr(1),))
+        fn = (
+            f"lambda a_re, a_im: mx.{op}(a_re + 1j * a_im)"
+            if "complex" in case
+            else f"lambda a: mx.{op}(a)"
+        )
+        called = Case(case, op, "generated-integer", fn, (arr(1),))
         finding = {"kind": "wrong-value", "check": check, "detail": "observed [7.]", "repro": {}}
         return CaseResult(Task.of(called, "float32"), Status.WRONG, findings=[finding])
 
@@ -335,6 +340,27 @@ def test_an_operation_built_of_others_is_matched_through_what_its_graph_is_made_
     assert named([own], "0.31.2")[0][2] == (None, False)
     # Nor is the entry matched where it is fixed.
     assert named([_made_of(wrong("median-axes-keepdims", "vjp"), *median)])[0][2] == (None, False)
+
+
+def test_a_complex_norm_s_second_derivative_is_its_abs_s_and_a_real_call_is_no_complex_bug() -> (
+    None
+):
+    """The default sweep of 0.32.4 found the Hessian of matrix_norm of a complex matrix zero:
+    its graph is an Abs, whose complex second derivative goes through sign's zero
+    (``complex-sign-zero-derivative``); the same graph of a real call is not that entry's."""
+    made = ["Full", "Sqrt", "Squeeze", "Multiply", "AsType", "Abs", "Flatten", "Add", "Broadcast"]
+
+    def norm(fn: str) -> CaseResult:
+        case = Case(
+            "gen0-0278-matrix_norm-complex64", "matrix_norm", "generated-complex", fn, (arr(1, 1),)
+        )
+        finding = {"kind": "wrong-value", "check": "hessian", "detail": "observed [[0.]]",
+                   "repro": {}, "made_by": made}  # fmt: skip
+        return CaseResult(Task.of(case, "float32"), Status.WRONG, findings=[finding])
+
+    complex_call = norm("lambda a_re, a_im: mx.matrix_norm(a_re + 1j * a_im)")
+    assert named([complex_call])[0][2] == ("complex-sign-zero-derivative", False)
+    assert named([norm("lambda a: mx.matrix_norm(a)")])[0][2] == (None, False)
 
 
 def test_a_crash_differentiating_by_an_integer_argument_is_the_operation_s_jvp_or_vjp() -> None:

@@ -37,10 +37,19 @@ from typing import Any
 
 import mlx.core as mx
 
-from mgradcheck.child.gradcheck_spec import FUSABLE
-
 # Primitives whose output shape is (partly) what they stored when traced.
 FIXED = ("Reshape", "Arange", "Gather", "DynamicSlice", "Unflatten")
+# What compile fuses a broadcast into (mlx/compile.cpp: is_unary, is_binary, is_ternary), as
+# export_to_dot names them.
+FUSABLE = frozenset([
+    "Abs", "ArcCos", "ArcCosh", "ArcSin", "ArcSinh", "ArcTan", "ArcTanh", "AsType", "Ceil",
+    "Cos", "Conjugate", "Cosh", "Remainder", "Erf", "ErfInv", "Exp", "Floor", "Log", "Log1p",
+    "LogicalNot", "Negative", "Round", "Sigmoid", "Sign", "Sin", "Sinh", "Square", "Sqrt", "Tan",
+    "Tanh", "Expm1", "Real", "Imag", "BitwiseInvert", "Add", "Divide", "Equal", "Greater",
+    "GreaterEqual", "Less", "LessEqual", "LogicalAnd", "LogicalOr", "LogAddExp", "Maximum",
+    "Minimum", "Multiply", "NotEqual", "Power", "Subtract", "BitwiseAnd", "BitwiseOr",
+    "BitwiseXor", "LeftShift", "RightShift", "ArcTan2", "Select", "Broadcast",
+])  # fmt: skip
 _NODE = re.compile(r'^\{ (\d+) \[label ="([^"]*)"', re.M)
 _INTO = re.compile(r'^"([^"]*)" -> (\d+)$', re.M)  # an array into the primitive reading it
 _OUT = re.compile(r'^(\d+) -> "([^"]*)"$', re.M)  # a primitive to the array it makes

@@ -42,9 +42,10 @@ class Domain:
     ranges: Mapping[str, tuple[float, float]] = field(default_factory=dict)
     wrap: Mapping[str, str] = field(default_factory=dict)  # parameter -> "...{x}..."
     kinds: tuple[str, ...] = KINDS
-    # Parameters drawn with tied elements in half the real calls: where an order statistic
-    # has no derivative, its jvp and vjp must still agree (the adjoint check), and only a
-    # tie in the point itself (not one built by the function) shows whether they do.
+    # Parameters drawn with tied elements in every real call (float32, where the adjoint check
+    # runs; the catalogue's cases of these operations have none): where an order statistic
+    # has no derivative, its jvp and vjp must still agree, and only a tie in the point
+    # itself (not one built by the function) shows whether they do.
     ties: tuple[str, ...] = ()
 
 
