@@ -42,11 +42,16 @@ def judged(run: Finished) -> dict[str, Any]:
     unexpected = [
         f"{r['id']}: {r['outcomes']} -> {r['verdict']} ({r['reason']})"
         for r in report["results"]
-        if r["verdict"] != "as expected"
+        if r["verdict"] != "as expected" and not _before_its_release(r)
     ]
     assert not unexpected, "\n".join(unexpected)
     assert run.returncode == 0, run.stderr
     return report
+
+
+def _before_its_release(result: dict[str, Any]) -> bool:
+    """An entry skipped for the release, whose function it does not have (``requires``)."""
+    return result["verdict"] == "skipped" and str(result["reason"]).startswith("needs mlx ")
 
 
 def run_corpus(tmp_path: Path, *args: str) -> dict[str, Any]:
@@ -82,6 +87,8 @@ def check_claims(report: dict[str, Any]) -> None:
     entries = {e.id: e for e in load([bundled_corpus()])}
     assert {r["id"] for r in report["results"]} == set(entries)
     for result in report["results"]:
+        if _before_its_release(result):
+            continue
         entry = entries[result["id"]]
         env = environment(result["environment"]["mlx"], result["environment"]["backend"])
         outcomes = {run["outcome"] for run in result["runs"]}
