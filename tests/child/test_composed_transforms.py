@@ -67,17 +67,18 @@ def f_vjp(x, cotangent, output):
 """
 
 
+def first_order_of(tmp_path: Path, rules: str, arg: str, points: int) -> dict[str, Any]:
+    """What the jvp, vjp and adjoint checks of ``f`` (defined by ``rules``) found in a child."""
+    call = f"check(lambda x: f(x), [{arg}], checks=['jvp', 'vjp', 'adjoint'], points={points})"
+    return run_child(tmp_path, f"{rules}result = {call}\n")
+
+
 @pytest.mark.parametrize(("wrong", "caught"), [(0.0, False), (1.0, True)])
 def test_jvp_and_vjp_must_be_one_linear_map_even_at_a_kink(
     tmp_path: Path, wrong: float, caught: bool
 ) -> None:
     # Every element sits on abs's kink: finite differences judge nothing there.
-    result = run_child(
-        tmp_path,
-        f"WRONG = {wrong}\n{ABS}"
-        "result = check(lambda x: f(x), [Arg((4,), fill=0.0)], checks=['jvp', 'vjp', 'adjoint'],"
-        " points=1)\n",
-    )
+    result = first_order_of(tmp_path, f"WRONG = {wrong}\n{ABS}", "Arg((4,), fill=0.0)", 1)
     assert result["ran"].get("adjoint", 0) >= 1, result
     assert "jvp" not in result["ran"]  # no smooth element: first order compared nothing
     adjoint = found(result, "adjoint")
@@ -116,12 +117,7 @@ def test_jvp_and_vjp_must_agree_at_tied_elements_though_a_few_ulps_away_they_do(
     # Drawn with ties (rows of 3 from 3 values); the jitter that tells a
     # finite-difference finding at a tie from a wrong derivative breaks the ties, and must
     # not excuse the adjoint check's.
-    result = run_child(
-        tmp_path,
-        f"SPLIT = {split}\n{TIED_MAX}"
-        "result = check(lambda x: f(x), [Arg((2, 3), ties=True)], checks=['jvp', 'vjp', 'adjoint'],"
-        " points=2)\n",
-    )
+    result = first_order_of(tmp_path, f"SPLIT = {split}\n{TIED_MAX}", "Arg((2, 3), ties=True)", 2)
     adjoint = found(result, "adjoint")
     assert bool(adjoint) is caught, result
     if caught:  # what the function is made of, as its graph says, goes with the finding

@@ -293,7 +293,9 @@ DOMAINS: dict[str, Domain] = {
     "mx.transpose": Domain(_pick("a", ((2, 3, 4),), axes=("None", "(2, 0, 1)", "[1, 0, 2]", "(-1, 0, 1)"))),
     "mx.swapaxes": Domain(_pick("a", ((2, 3, 4),), axis1=("0", "-1", "1"), axis2=("2", "0", "-2"))),
     "mx.moveaxis": Domain(_pick("a", ((2, 3, 4),), source=("0", "-1", "1"), destination=("2", "0", "-2"))),
-    "mx.expand_dims": Domain(_pick("a", ((2, 3), (3,), ()), axis=("0", "-1", "(0, 1)", "[0]"))),
+    # Several new axes at once, of an array with an axis to map over besides.
+    "mx.expand_dims": Domain(_pick("a", ((2, 3), (3,), (2, 1, 3), ()),
+                                   axis=("0", "-1", "(0, 1)", "(-1, 0)", "[1, 0]", "[0]"))),
     "mx.squeeze": Domain(_pick("a", ((2, 1, 3), (1, 1)), axis=("None", "1", "-2"))),
     "mx.broadcast_to": Domain(_pick("a", ((1, 3),), shape=("(2, 3)", "(4, 2, 3)", "[1, 3]"))),
     "mx.tile": Domain(_pick("a", ((2, 3), (3,)), reps=("2", "(1, 2)", "(2, 1, 2)"))),
@@ -336,7 +338,8 @@ DOMAINS: dict[str, Domain] = {
     # A standard deviation over one element is sqrt(0) whatever the element, where sqrt has no
     # derivative (its chain rule gives 0 * inf): every reduced axis holds two or more.
     "mx.std": Domain(_pick("a", ((2, 3), (3,), (4,), (2, 3, 2)), axis=("None", "-1", "0"))),
-    **{f"mx.{name}": Domain(ties=("a",)) for name in ("max", "min", "sort", "median", "cummax", "cummin")},
+    **{f"mx.{name}": Domain(ties=("a",))
+       for name in ("max", "min", "minmax", "sort", "median", "cummax", "cummin")},
     **{f"mx.{name}": Domain(ties=("a", "b")) for name in ("maximum", "minimum")},
     "mx.topk": Domain(_topk("k"), ties=("a",)), "mx.partition": Domain(_topk("kth"), ties=("a",)),
     # Exclusive, its first element is log(0) = -inf, which no check can judge (every such call
