@@ -274,6 +274,8 @@ def matches(
     a composition's); 0 when it is not."""
     if entry.bug.affects and not entry.bug.expected(mlx, backend):
         return 0  # a bug this release should not have
+    if entry.requires.mlx is not None and not entry.requires.mlx.contains(mlx, prereleases=True):
+        return 0  # nor one whose reproducer it cannot run (max of an empty array before 0.32.1)
     crash = group.kind in ("crash", "timeout")
     wanted = {Outcome.CRASH, Outcome.TIMEOUT} if crash else {Outcome.FAIL}
     if not wanted & set(entry.bug.outcomes):

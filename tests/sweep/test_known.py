@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from packaging.version import Version
 
 from mgradcheck.corpus import files, loader
 from mgradcheck.sweep.case_runs import CaseResult, Status, Task
@@ -371,3 +372,27 @@ def test_a_crash_differentiating_by_an_integer_argument_is_the_operation_s_jvp_o
     ]
     # Its wrong value is the integers' own cause, not a jvp entry's.
     assert named([wrong("arctan2", "integers")], "0.31.2")[0][2] != ("atan2-one-sided-jvp", False)
+
+
+def test_an_entry_is_no_match_where_its_reproducer_cannot_run() -> None:
+    """The sweep of 0.32.0 matched a jvp error of a graph ending in max to
+    ``max-min-jvp-empty-array``, an entry that needs 0.32.1 (before it, max of an empty array
+    raises itself): a release its ``requires`` excludes has no such bug to hold."""
+    from dataclasses import replace
+
+    from mgradcheck.sweep.known import matches
+
+    entry = next(e for e in ENTRIES if e.id == "max-min-jvp-empty-array")
+    no_start = replace(entry, bug=replace(entry.bug, introduced_in={}))  # requires alone
+    case = Case(
+        "gen0-0178-minmax-float32", "minmax", "generated", "lambda a: mx.minmax(a)", (arr(0, 3),)
+    )
+    finding = {
+        "kind": "error",
+        "check": "jvp",
+        "detail": "ValueError: [argmin] Cannot ...",
+        "repro": {},
+    }
+    (found,) = group([CaseResult(Task.of(case, "float32"), Status.WRONG, findings=[finding])])
+    assert matches(no_start, found, "jvp", Version("0.32.4"), "cpu") == 3  # the case that found it
+    assert matches(no_start, found, "jvp", Version("0.32.0"), "cpu") == 0
