@@ -44,6 +44,10 @@ class CorpusRuns:
         self._stopped = False
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._run_all, daemon=True)
+        # The environment as the session began: a test's monkeypatch changes os.environ for the
+        # whole process while it runs (an offline uv with a cache of fake wheels, say).
+        self._env = {**os.environ, "MGRADCHECK_CACHE": str(self.root / "cache")}
+        self._env.pop("GITHUB_STEP_SUMMARY", None)  # not the CI job's summary (see conftest.py)
 
     def start(self) -> None:
         self._thread.start()
@@ -67,14 +71,12 @@ class CorpusRuns:
         for release in self.releases:
             report = self.root / f"report-{release or 'installed'}.json"
             args = [sys.executable, "-m", "mgradcheck", "run", "-j1", "-q", "--json", str(report)]
-            env = {**os.environ, "MGRADCHECK_CACHE": str(self.root / "cache")}
-            env.pop("GITHUB_STEP_SUMMARY", None)  # not the CI job's summary (see conftest.py)
             with self._lock:
                 if self._stopped:
                     break
                 self._running = subprocess.Popen(
                     [*args, *(["--mlx", release] if release else [])],
-                    env=env,
+                    env=self._env,
                     stdout=subprocess.DEVNULL,
                     stderr=subprocess.PIPE,
                     text=True,
