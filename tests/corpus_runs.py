@@ -33,11 +33,12 @@ class Finished:
 
 
 class CorpusRuns:
-    """The corpus under ``releases`` (None: the MLX installed here), one after another."""
+    """The corpus under ``releases`` (None: the MLX installed here), one after another, each
+    with ``jobs`` children (one beside the other tests; both cores for a run waited for)."""
 
-    def __init__(self, releases: list[str | None]) -> None:
+    def __init__(self, releases: list[str | None], jobs: int = 1) -> None:
         self.root = Path(tempfile.mkdtemp(prefix="mgradcheck-corpus-runs-"))
-        self.releases = releases
+        self.releases, self.jobs = releases, jobs
         self._done = {release: threading.Event() for release in releases}
         self._finished: dict[str | None, Finished] = {}
         self._running: subprocess.Popen[str] | None = None
@@ -70,7 +71,16 @@ class CorpusRuns:
     def _run_all(self) -> None:
         for release in self.releases:
             report = self.root / f"report-{release or 'installed'}.json"
-            args = [sys.executable, "-m", "mgradcheck", "run", "-j1", "-q", "--json", str(report)]
+            args = [
+                sys.executable,
+                "-m",
+                "mgradcheck",
+                "run",
+                f"-j{self.jobs}",
+                "-q",
+                "--json",
+                str(report),
+            ]
             with self._lock:
                 if self._stopped:
                     break

@@ -13,8 +13,6 @@ from __future__ import annotations
 import importlib.metadata
 import importlib.util
 import json
-import subprocess
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -52,19 +50,6 @@ def judged(run: Finished) -> dict[str, Any]:
 def _before_its_release(result: dict[str, Any]) -> bool:
     """An entry skipped for the release, whose function it does not have (``requires``)."""
     return result["verdict"] == "skipped" and str(result["reason"]).startswith("needs mlx ")
-
-
-def run_corpus(tmp_path: Path, *args: str) -> dict[str, Any]:
-    """The corpus run here and now (for a release no background run was started for)."""
-    out = tmp_path / "report.json"
-    done = subprocess.run(
-        [sys.executable, "-m", "mgradcheck", "run", "-j2", "-q", "--json", str(out), *args],
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
-    )
-    return judged(Finished(out, done.returncode, done.stderr))
 
 
 def releases_wanted(items: Sequence[pytest.Item]) -> list[str | None]:
@@ -106,17 +91,22 @@ def installed_run(corpus_runs: CorpusRuns) -> dict[str, Any]:
 
 
 def run_release(
-    tmp_path: Path, release: str, installed_run: dict[str, Any], corpus_runs: CorpusRuns
+    release: str, installed_run: dict[str, Any], corpus_runs: CorpusRuns
 ) -> dict[str, Any]:
     """The corpus under a real release: the installed MLX's run when it is that release, else
-    its run started with the session, else one run now."""
+    its run started with the session, else one run now (the newest, known only here)."""
     (installed,) = installed_run["environments"]
     if Version(installed["mlx"]) == Version(release):
         report = installed_run
     elif release in corpus_runs.releases:
         report = judged(corpus_runs.result(release))
     else:
-        report = run_corpus(tmp_path, "--mlx", release)
+        now = CorpusRuns([release], jobs=2)
+        now.start()
+        try:
+            report = judged(now.result(release))
+        finally:
+            now.stop()
     check_claims(report)
     assert {e["mlx"] for e in report["environments"]} == {release}
     return report
@@ -132,13 +122,9 @@ def test_bundled_corpus_on_the_installed_mlx(installed_run: dict[str, Any]) -> N
 @pytest.mark.slow
 @pytest.mark.parametrize("release", HELD_TO)
 def test_bundled_corpus_on_the_releases_it_is_held_to(
-    release: str,
-    real_cache: Path,
-    tmp_path: Path,
-    installed_run: dict[str, Any],
-    corpus_runs: CorpusRuns,
+    release: str, installed_run: dict[str, Any], corpus_runs: CorpusRuns
 ) -> None:
-    report = run_release(tmp_path, release, installed_run, corpus_runs)
+    report = run_release(release, installed_run, corpus_runs)
     if release == BEFORE_THE_FIXES:
         # Before the fixes most bugs reproduce: this run must see them, not only passes.
         reproduced = [r["id"] for r in report["results"] if r["bug_expected"]]
@@ -148,10 +134,10 @@ def test_bundled_corpus_on_the_releases_it_is_held_to(
 @pytest.mark.network
 @pytest.mark.slow
 def test_bundled_corpus_on_the_newest_release(
-    real_cache: Path, tmp_path: Path, installed_run: dict[str, Any], corpus_runs: CorpusRuns
+    installed_run: dict[str, Any], corpus_runs: CorpusRuns
 ) -> None:
     from mgradcheck.index.installable import Source, Target, list_releases
 
     newest = list_releases(Source.from_options(), Target.current()).versions[-1]
     assert newest >= Version(HELD_TO[-1])
-    run_release(tmp_path, str(newest), installed_run, corpus_runs)
+    run_release(str(newest), installed_run, corpus_runs)

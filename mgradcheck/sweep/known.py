@@ -150,7 +150,7 @@ def cause_of(group: Group, shown: CaseResult) -> str:
         how = "captured" if repro.get("constant") else "as an input"
         return f"specials: compiled differs from eager with {repro['special']} {how}"
     graph = composed(group, shown)
-    if graph is not None:  # a composition's wrong answer is its graph's, whatever was called
+    if graph is not None and graph.path:  # a composition's wrong answer is its graph's
         return f"{graph.path}: {group.kind} through {'+'.join(graph.primitives)}"
     if group.check == "integers" and group.kind == "wrong-value":
         # MLX differentiates an integer or bool input as if it were a float, then casts the
@@ -176,26 +176,21 @@ class Composed:
 
 
 def composed(group: Group, shown: CaseResult) -> Composed | None:
-    """The graph of ``group``'s composed check in ``shown``; None for other checks, or a
-    finding whose graph the child could not read."""
-    seen = group.matching(shown) if group.check == "compose" else []
-    if not seen or not seen[0].get("made_by"):
-        return None
-    path = str(seen[0].get("repro", {}).get("path", ""))
-    return Composed(path, tuple(sorted(set(seen[0]["made_by"]) - PLUMBING)))
-
-
-def built_of(group: Group, shown: CaseResult) -> Composed | None:
-    """What a call of an operation MLX builds of others (median of a sort, a complex norm of
-    an abs) is made of, as its graph in ``shown`` says: its primitives but plumbing, as a
-    composition with no transform. None for a composition or a graph, for an operation that
-    is a primitive of its own (sort is a Sort: its finding is its own), or where the child
-    read no graph."""
-    single = group.check != "compose" and shown.task.case.graph is None
-    seen = group.matching(shown) if single else []
+    """The graph ``group``'s finding in ``shown`` is about: a composed check's, its path and
+    primitives; or a single call's of an operation MLX builds of others (median of a sort, a
+    complex norm of an abs), its primitives under an empty path. None for another finding: a
+    graph's, a call of an operation that is a primitive of its own (sort is a Sort: its
+    finding is its own), or one whose graph the child could not read."""
+    seen = (
+        group.matching(shown) if shown.task.case.graph is None or group.check == "compose" else []
+    )
     if not seen or not seen[0].get("made_by"):
         return None
     made = set(seen[0]["made_by"])
+    if group.check == "compose":
+        return Composed(
+            str(seen[0].get("repro", {}).get("path", "")), tuple(sorted(made - PLUMBING))
+        )
     own = ALIAS_OF.get(group.op, group.op).replace("_", "").lower()
     if any(name.lower() == own for name in made) or not made - PLUMBING:
         return None
@@ -280,11 +275,11 @@ def matches(
     wanted = {Outcome.CRASH, Outcome.TIMEOUT} if crash else {Outcome.FAIL}
     if not wanted & set(entry.bug.outcomes):
         return 0
+    if "complex" in entry.tags and "1j" not in str(group.results[0].task.spec.get("fn", "")):
+        return 0  # an entry about complex input, and a real call (complex ones are a + 1j * b)
     # A crash differentiating by an integer argument (the integers check) is the operation's
     # jvp or vjp dying, which an entry tagged with either holds; its wrong value is not.
     tags = TAGS.get(check, {check}) | (TAGS["subsets"] if crash and check == "integers" else set())
-    if "complex" in entry.tags and "1j" not in str(group.results[0].task.spec.get("fn", "")):
-        return 0  # an entry about complex input, and a real call (complex ones are a + 1j * b)
     if "second-order" in entry.tags:
         tags -= {"grad"}  # there "grad" is the grad of a grad: a first-order check is not it
     if check and not tags & set(entry.tags):
@@ -323,7 +318,7 @@ def causes(
         cause.groups.append(group)
         if version is not None and backend:
             check, ops = _check(group, run), operations(group, run)
-            graph = composed(group, run) or built_of(group, run)
+            graph = composed(group, run)
             held, least = entries, 1
             if _eager(run):
                 # The operation's own crash, neither the check's nor the compiler's: an entry
@@ -343,33 +338,26 @@ def causes(
 
 def settled(
     groups: Sequence[Group], entries: Sequence[Entry], mlx: str | None, backend: str | None
-) -> dict[int, str]:
-    """The groups (by index) that need no shrinking, each with why: a cause a corpus entry
-    holds is shrunk once, in its first group; its other groups are spared where shrinking
-    cannot change their cause (a call's, an error's, a compiled crash's), so that the
-    budget goes to what is new rather than to a known bug seen again."""
+) -> tuple[dict[int, str], set[int]]:
+    """How ``groups`` (by index) are shrunk: those that need no shrinking, each with why, and
+    those whose cause no entry holds, shrunk first. A cause a corpus entry holds is shrunk
+    once, in its first group; its other groups are spared where shrinking cannot change
+    their cause (a call's, an error's, a compiled crash's), so that the budget goes to what
+    is new rather than to a known bug seen again, and what may be new goes before the known
+    so that a budget running out leaves a known cause unshrunk first."""
     shown = [g.representative() for g in groups]
     where = {id(g): i for i, g in enumerate(groups)}
     spared: dict[int, str] = {}
+    unheld: set[int] = set()
     for cause in causes(groups, shown, entries, mlx, backend):
         if cause.entry is None:
+            unheld |= {where[id(g)] for g in cause.groups}
             continue
         for g in cause.groups[1:]:
             i = where[id(g)]
             if _steady(g, shown[i]):
                 spared[i] = f"its cause is {cause.entry}'s, shrunk in another finding"
-    return spared
-
-
-def unheld(
-    groups: Sequence[Group], entries: Sequence[Entry], mlx: str | None, backend: str | None
-) -> set[int]:
-    """The groups (by index) whose cause no corpus entry holds: what may be new, shrunk
-    before the known, so that a budget running out leaves a known cause unshrunk first."""
-    shown = [g.representative() for g in groups]
-    where = {id(g): i for i, g in enumerate(groups)}
-    found = causes(groups, shown, entries, mlx, backend)
-    return {where[id(g)] for cause in found if cause.entry is None for g in cause.groups}
+    return spared, unheld
 
 
 def _steady(group: Group, shown: CaseResult) -> bool:

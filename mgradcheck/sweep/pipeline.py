@@ -36,7 +36,7 @@ from mgradcheck.sweep.coverage import Table, public_names, tabulate
 from mgradcheck.sweep.explore.generate import Exploration, explore
 from mgradcheck.sweep.explore.signatures import target_signatures
 from mgradcheck.sweep.findings import Group, group
-from mgradcheck.sweep.known import causes, settled, unheld
+from mgradcheck.sweep.known import causes, settled
 from mgradcheck.sweep.shrink import Shrunk, shrink_all
 from mgradcheck.wording import count
 
@@ -267,11 +267,12 @@ def sweep(
     try:
         groups = group(results)
         shrunk = [Shrunk(found.representative()) for found in groups]
-        spared = settled(groups, _bundled(), env.mlx, env.backend) if options.shrink else {}
+        spared, new = (
+            settled(groups, _bundled(), env.mlx, env.backend) if options.shrink else ({}, set())
+        )
         todo = [i for i in range(len(groups)) if i not in spared]
         if todo and options.shrink:
             # What may be new first, then the known: each pass has what budget is left.
-            new = unheld(groups, _bundled(), env.mlx, env.backend)
             passes = [[i for i in todo if i in new], [i for i in todo if i not in new]]
             progress.start(f"shrinking {count(len(todo), 'finding')}", total=len(todo))
             done: dict[int, Shrunk] = {}

@@ -262,7 +262,6 @@ def draw(
     args: list[str] = []
     keywords: list[str] = []
     positional = True  # until a parameter is left out, the next may still be passed by place
-    tied = kind == FLOAT and bool(domain.ties)
     for p in op.params:
         if p.name not in drawn:
             positional &= p.kind not in (POSITIONAL, EITHER)
@@ -277,7 +276,7 @@ def draw(
             source = ", ".join(items) if p.kind == VAR else f"[{', '.join(items)}]"
         elif isinstance(arg, (tuple, Index)):
             source = _operand(p.name, arg, kind, dtype, rng_range, inputs, domain)
-            if tied and p.name in domain.ties:
+            if kind == FLOAT and p.name in domain.ties:
                 inputs[-1]["ties"] = True
         else:
             source = arg
